@@ -1,0 +1,1 @@
+"""ColBench Backend Programming: collaborative Python coding scored by hidden unit tests."""

@@ -1,0 +1,183 @@
+"""The text-environment base class that every colbench env derives from.
+
+Every env is a ``gymnasium.Env[str, str]``: the observation is the text the agent reads, the
+action is the agent's whole message. Subclasses implement :meth:`TextEnv._begin` and
+:meth:`TextEnv._act`; this class picks tasks, counts turns, applies the turn budget and fills
+the ``info`` keys that the runner and trainers rely on.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from colbench.errors import ConfigError
+from colbench.tasks import Task, TaskSet
+
+Message = dict[str, str]
+
+
+class AnyText(spaces.Text):
+    """A ``Text`` space whose ``contains`` admits any string up to ``max_length`` characters.
+
+    Gymnasium's ``Text`` checks every character against a finite charset; an agent's message
+    may contain any Unicode character, so membership only checks the type and the length.
+    Sampling still draws from the printable ASCII charset.
+    """
+
+    def __init__(self, max_length: int, *, min_length: int = 0, seed: int | None = None) -> None:
+        super().__init__(max_length=max_length, min_length=min_length,
+                         charset=string.printable, seed=seed)
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
+
+    def __repr__(self) -> str:
+        return f"AnyText({self.min_length}, {self.max_length})"
+
+
+@dataclass
+class Outcome:
+    """What one agent action led to, as a subclass reports it to :meth:`TextEnv.step`."""
+
+    observation: str
+    reward: float = 0.0
+    terminated: bool = False
+    info: dict[str, Any] = field(default_factory=dict)
+    # Set on the episode's last step: success, score and the suite's own metrics.
+    metrics: dict[str, Any] | None = None
+
+
+class ScriptedAgent:
+    """A deterministic agent that may read the env's privileged data (see ``scripted:NAME``)."""
+
+    def __init__(self, env: TextEnv) -> None:
+        self.env = env
+
+    def act(self, messages: Sequence[Message]) -> str:
+        raise NotImplementedError  # pragma: no cover - every subclass defines it
+
+
+class TextEnv(gym.Env[str, str]):
+    """Base of colbench's text environments. See the module docstring."""
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+    #: Registered id prefix and version, e.g. ``colbench/Backend`` and ``"0"``.
+    env_id: ClassVar[str] = ""
+    version: ClassVar[str] = "0"
+    default_max_turns: ClassVar[int] = 10
+    max_text_length: ClassVar[int] = 100_000
+    #: Scripted agents by name (``scripted:NAME``), each a ScriptedAgent subclass.
+    scripted_agents: ClassVar[dict[str, Callable[[TextEnv], ScriptedAgent]]] = {}
+
+    def __init__(self, tasks: TaskSet, *, max_turns: int | None = None,
+                 render_mode: str | None = None) -> None:
+        if len(tasks) == 0:
+            raise ConfigError(f"{type(self).__name__}: the task set {tasks.name!r} is empty")
+        self.tasks = tasks
+        self.max_turns = int(max_turns or self.default_max_turns)
+        if self.max_turns < 1:
+            raise ConfigError(f"max_turns must be at least 1, got {max_turns}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ConfigError(f"render_mode {render_mode!r} is not one of "
+                              f"{self.metadata['render_modes']}")
+        self.render_mode = render_mode
+        self.observation_space = AnyText(self.max_text_length)
+        self.action_space = AnyText(self.max_text_length)
+        self.task: Task | None = None
+        self.turn = 0
+        self._done = True
+        self._episode_max_turns = self.max_turns
+        self._transcript: list[tuple[str, str]] = []
+
+    # -- subclass interface -------------------------------------------------------------------
+    def system_prompt(self, task: Task) -> str:
+        """Instructions for the agent, sent as the system message."""
+        return ""
+
+    def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:
+        """Start an episode on ``task``; return the first observation and extra info."""
+        raise NotImplementedError  # pragma: no cover
+
+    def _act(self, action: str, *, last_turn: bool) -> Outcome:
+        """Apply the agent's message. On ``last_turn`` the env must finish the episode
+        (set ``metrics``); whether it counts as terminated or truncated is the env's call."""
+        raise NotImplementedError  # pragma: no cover
+
+    # -- gymnasium API ------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        options = dict(options or {})
+        task_id = options.pop("task_id", None)
+        max_turns = options.pop("max_turns", None)
+        if task_id is not None:
+            task = self.tasks.get(str(task_id))
+        else:
+            task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
+        self._episode_max_turns = int(max_turns) if max_turns is not None else self.max_turns
+        if self._episode_max_turns < 1:
+            raise ConfigError(f"max_turns must be at least 1, got {max_turns}")
+        self.task = task
+        self.turn = 0
+        self._done = False
+        self._transcript = []
+        observation, extra = self._begin(task)
+        self._transcript.append(("env", observation))
+        info = {"task_id": task.id, "turn": 0, "max_turns": self._episode_max_turns,
+                "system_prompt": self.system_prompt(task), **extra}
+        return observation, info
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self._done or self.task is None:
+            raise RuntimeError("the episode has ended: call reset() before step()")
+        if not isinstance(action, str):
+            raise TypeError(f"an action is a str, got {type(action).__name__}")
+        self.turn += 1
+        last_turn = self.turn >= self._episode_max_turns
+        self._transcript.append(("agent", action))
+        outcome = self._act(action, last_turn=last_turn)
+        terminated = bool(outcome.terminated)
+        truncated = bool(last_turn and not terminated)
+        info = {"task_id": self.task.id, "turn": self.turn,
+                "max_turns": self._episode_max_turns, **outcome.info}
+        if terminated or truncated:
+            self._done = True
+            if outcome.metrics is None:
+                raise RuntimeError(f"{type(self).__name__} ended an episode without metrics")
+        if outcome.metrics is not None:
+            info["metrics"] = dict(outcome.metrics)
+        self._transcript.append(("env", outcome.observation))
+        return outcome.observation, float(outcome.reward), terminated, truncated, info
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        return "\n\n".join(f"[{who}] {text}" for who, text in self._transcript)
+
+    # -- colbench extensions ------------------------------------------------------------------
+    def privileged(self) -> dict[str, Any]:
+        """The current task's privileged data: for simulators, scorers and critics only."""
+        if self.task is None:
+            raise RuntimeError("no task: call reset() first")
+        return dict(self.task.privileged)
+
+    def scripted_agent(self, name: str) -> ScriptedAgent:
+        factory = self.scripted_agents.get(name)
+        if factory is None:
+            known = ", ".join(sorted(self.scripted_agents)) or "none"
+            raise ConfigError(f"{type(self).__name__} has no scripted agent {name!r} "
+                              f"(known: {known})")
+        return factory(self)
+
+    def describe(self) -> dict[str, Any]:
+        """Facts about this env instance that results record (simulator, scorer...)."""
+        return {"env_version": self.version, "task_set": self.tasks.name,
+                "task_set_hash": self.tasks.hash}
+

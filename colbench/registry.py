@@ -1,0 +1,197 @@
+"""Named registries of components, with lazily loaded entry points.
+
+One :class:`Registry` exists per kind of component (envs, models, simulators, scorers,
+trainers, executors). Built-ins register with a decorator when their module is imported;
+third-party packages declare entry points in the group ``colbench.<kind>``, which are loaded
+only when their name is asked for. A ``module:attr`` string works wherever a name does.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import threading
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any, Generic, TypeVar
+
+from colbench.errors import ConfigError
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Entry(Generic[T]):
+    """A registered component and where it came from (``builtin``, a distribution, a path)."""
+
+    name: str
+    obj: T
+    source: str
+
+
+def import_object(path: str) -> Any:
+    """Import ``module:attr`` (``attr`` may be dotted) and return the attribute."""
+    if ":" not in path:
+        raise ConfigError(f"{path!r} is not of the form 'module:attribute'")
+    module_name, _, attr = path.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(f"cannot import module {module_name!r} from {path!r}: {exc}") from exc
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError as exc:
+            raise ConfigError(f"module {module_name!r} has no attribute {attr!r}") from exc
+    return obj
+
+
+class Registry(Generic[T]):
+    """A thread-safe name -> component map that also reads one entry-point group.
+
+    ``builtin_modules`` are imported on the first lookup, so that importing colbench stays
+    cheap while ``registry.get("name")`` always sees the built-ins.
+    """
+
+    def __init__(self, kind: str, builtin_modules: tuple[str, ...] = ()) -> None:
+        self.kind = kind
+        self.group = f"colbench.{kind}"
+        self._entries: dict[str, Entry[T]] = {}
+        self._lock = threading.RLock()
+        self._builtin_modules = builtin_modules
+        self._builtins_loaded = False
+        self._entry_points: dict[str, metadata.EntryPoint] | None = None
+
+    # -- registration -----------------------------------------------------------------------
+    def register(self, name: str, obj: T | None = None, *, source: str = "builtin",
+                 replace: bool = False) -> Any:
+        """Register ``obj`` under ``name``; without ``obj``, return a decorator."""
+
+        def add(target: T) -> T:
+            with self._lock:
+                existing = self._entries.get(name)
+                if existing is not None and existing.obj is not target and not replace:
+                    raise ConfigError(
+                        f"{self.kind} name {name!r} is already registered (from {existing.source})"
+                    )
+                self._entries[name] = Entry(name, target, source)
+            return target
+
+        if obj is None:
+            return add
+        return add(obj)
+
+    def unregister(self, name: str) -> None:
+        with self._lock:
+            self._entries.pop(name, None)
+
+    # -- lookup -------------------------------------------------------------------------------
+    def _load_builtins(self) -> None:
+        if self._builtins_loaded:
+            return
+        with self._lock:
+            if self._builtins_loaded:
+                return
+            self._builtins_loaded = True
+            for module in self._builtin_modules:
+                try:
+                    importlib.import_module(module)
+                except ImportError as exc:
+                    # A built-in part whose optional extra is missing is simply absent.
+                    warnings.warn(f"colbench: built-in {self.kind} module {module!r} not "
+                                  f"loaded: {exc}", stacklevel=3)
+
+    def _eps(self) -> dict[str, metadata.EntryPoint]:
+        if self._entry_points is None:
+            found: dict[str, metadata.EntryPoint] = {}
+            for ep in metadata.entry_points(group=self.group):
+                found.setdefault(ep.name, ep)
+            self._entry_points = found
+        return self._entry_points
+
+    def refresh_entry_points(self) -> None:
+        """Forget the cached entry-point list (after installing a plugin at run time)."""
+        self._entry_points = None
+
+    def _load_entry_point(self, name: str) -> Entry[T] | None:
+        ep = self._eps().get(name)
+        if ep is None:
+            return None
+        dist = getattr(ep, "dist", None)
+        source = f"entry point {ep.value} ({dist.name if dist else 'unknown distribution'})"
+        try:
+            obj = ep.load()
+        except Exception as exc:  # a broken plugin must not take the others down
+            warnings.warn(f"colbench: {self.kind} plugin {name!r} ({ep.value}) failed to "
+                          f"load: {type(exc).__name__}: {exc}", stacklevel=3)
+            return None
+        with self._lock:
+            entry = self._entries.get(name)
+            if entry is None:
+                entry = Entry(name, obj, source)
+                self._entries[name] = entry
+        return entry
+
+    def get_entry(self, name: str) -> Entry[T]:
+        self._load_builtins()
+        with self._lock:
+            entry = self._entries.get(name)
+        if entry is not None:
+            return entry
+        entry = self._load_entry_point(name)
+        if entry is not None:
+            return entry
+        if ":" in name:
+            return Entry(name, import_object(name), f"path {name}")
+        raise ConfigError(self._miss_message(name))
+
+    def get(self, name: str) -> T:
+        return self.get_entry(name).obj
+
+    def __contains__(self, name: object) -> bool:
+        self._load_builtins()
+        return isinstance(name, str) and (name in self._entries or name in self._eps())
+
+    def names(self) -> list[str]:
+        self._load_builtins()
+        return sorted(set(self._entries) | set(self._eps()))
+
+    def entries(self, load_plugins: bool = True) -> Iterator[Entry[T] | tuple[str, str]]:
+        """Every entry, loading plugins; a plugin that fails yields ``(name, reason)``."""
+        self._load_builtins()
+        for name in self.names():
+            with self._lock:
+                entry = self._entries.get(name)
+            if entry is None and load_plugins:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    entry = self._load_entry_point(name)
+                for w in caught:
+                    warnings.warn(w.message, stacklevel=2)
+                if entry is None:
+                    ep = self._eps()[name]
+                    yield (name, f"failed to load entry point {ep.value}")
+                    continue
+            if entry is not None:
+                yield entry
+
+    def _miss_message(self, name: str) -> str:
+        known = self.names()
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        listing = ", ".join(known) if known else "none"
+        return f"unknown {self.kind[:-1] if self.kind.endswith('s') else self.kind} {name!r}{hint} (known: {listing})"
+
+
+# The registries. Built-in modules are imported on first lookup.
+envs: Registry[Any] = Registry("envs", ("colbench.backend",))
+models: Registry[Any] = Registry("models", ("colbench.models.builtin",))
+simulators: Registry[Any] = Registry("simulators", ("colbench.backend",))
+scorers: Registry[Any] = Registry("scorers", ())
+trainers: Registry[Any] = Registry("trainers", ("colbench.trainers",))
+executors: Registry[Any] = Registry("executors", ("colbench.plugins",))
+
+ALL = {"envs": envs, "models": models, "simulators": simulators, "scorers": scorers,
+       "trainers": trainers, "executors": executors}

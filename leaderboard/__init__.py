@@ -1,0 +1,1 @@
+"""The colbench leaderboard service."""

@@ -1,0 +1,1 @@
+"""Execution plugins: GPU executors and data dispatchers, registered as ``executors``."""

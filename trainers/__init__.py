@@ -1,0 +1,1 @@
+"""Trainer plugins on TRL and PEFT, registered as ``trainers``."""
