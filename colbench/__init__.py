@@ -6,7 +6,7 @@ Importing colbench registers every env id with Gymnasium (lazily), so that
 
 from colbench._version import __version__
 from colbench.env import Outcome, ScriptedAgent, TextEnv
-from colbench.envs import env_ids, make, register_env, register_entry_point_envs
+from colbench.envs import env_ids, make, register_entry_point_envs, register_env
 from colbench.errors import ColbenchError, ConfigError, EnvironmentFailure, MissingExtraError
 from colbench.tasks import Task, TaskSet
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import gymnasium as gym
-import numpy as np
 from gymnasium import spaces
 
 from colbench.errors import ConfigError

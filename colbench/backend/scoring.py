@@ -1,0 +1,72 @@
+"""Scoring a backend answer: run it on the task's ten hidden test calls in the sandbox and
+compare each value with the reference's.
+
+A test passes when the answer's value equals the reference's on that call and the reference's
+value is not None (the published rule). The reference also runs in the sandbox, in its own
+job: the answer's process never holds the reference function. Reference values are cached per
+(code, calls).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from typing import Any
+
+from colbench.errors import EnvironmentFailure
+from colbench.tasks import Task
+
+_reference_cache: dict[str, list[Any]] = {}
+_cache_lock = threading.Lock()
+
+
+def _cache_key(code: str, calls: list[str]) -> str:
+    digest = hashlib.sha256(code.encode())
+    for call in calls:
+        digest.update(b"\x00" + call.encode())
+    return digest.hexdigest()
+
+
+def reference_results(task: Task, sandbox: Any) -> list[Any]:
+    """The reference's :class:`CallResult` per test call (run once, then cached)."""
+    code = task.privileged["ground_truth"]
+    calls = list(task.privileged["test_cases"])
+    key = _cache_key(code, calls)
+    with _cache_lock:
+        cached = _reference_cache.get(key)
+    if cached is not None:
+        return cached
+    verdict = sandbox.run_calls(code, calls)
+    if verdict.status != "ok":
+        raise EnvironmentFailure(f"task {task.id}: the reference solution did not run "
+                                 f"({verdict.status}: {verdict.message})")
+    with _cache_lock:
+        _reference_cache[key] = verdict.results
+    return verdict.results
+
+
+def score_code(task: Task, code: str, sandbox: Any, *,
+               blocklist: list[str] | None = None) -> dict[str, Any]:
+    """Metrics for ``code`` as the answer to ``task``: ``score`` (fraction of tests passed),
+    ``success`` (all passed), ``tests_passed``, ``tests_total``, ``verdict`` and ``reason``."""
+    from colbench.sandbox import values_equal
+
+    calls = list(task.privileged["test_cases"])
+    reference = reference_results(task, sandbox)
+    verdict = sandbox.run_calls(code, calls, blocklist=blocklist)
+    passed = 0
+    failures: list[str] = []
+    for index, (ref, got) in enumerate(zip(reference, verdict.results, strict=True)):
+        if not ref.ok or ref.value is None:
+            failures.append(f"test {index}: the reference gives no value")
+        elif not got.ok:
+            failures.append(f"test {index}: {got.error}")
+        elif values_equal(got.value, ref.value):
+            passed += 1
+        else:
+            failures.append(f"test {index}: wrong value")
+    total = len(calls)
+    reason = verdict.message if verdict.status != "ok" else "; ".join(failures[:3])
+    return {"score": passed / total if total else 0.0, "success": total > 0 and passed == total,
+            "tests_passed": passed, "tests_total": total, "verdict": verdict.status,
+            "reason": reason}

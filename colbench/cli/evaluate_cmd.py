@@ -1,0 +1,101 @@
+"""``colbench evaluate ENV_ID --model SPEC ...``: run episodes and write results."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import Any
+
+from colbench.errors import ConfigError
+
+
+def parse_key_values(pairs: list[str] | None, flag: str) -> dict[str, Any]:
+    """``["a=1", "b=x"]`` -> ``{"a": 1, "b": "x"}`` (values parsed as YAML scalars)."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"{flag} takes KEY=VALUE, got {pair!r}")
+        out[key.replace("-", "_")] = yaml.safe_load(value) if value else ""
+    return out
+
+
+def default_out_dir(env_id: str, model: str, split: str) -> Path:
+    """``runs/<env>/<model>/<split>``, with characters unsafe in paths replaced. The same
+    command always names the same folder, so rerunning it resumes."""
+    def safe(text: str) -> str:
+        return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "_"
+
+    return Path("runs") / safe(env_id) / safe(model) / safe(split)
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "evaluate", help="evaluate a model on an env",
+        description="Run episodes of ENV_ID with a model and write episodes.jsonl and "
+                    "summary.json. Rerunning the same command resumes an interrupted run.")
+    p.add_argument("env_id", metavar="ENV_ID", help="env id, e.g. colbench/Backend-v0")
+    p.add_argument("--model", required=True, metavar="SPEC",
+                   help="model spec: openai:MODEL[@URL], hf:PATH, vllm:PATH, "
+                        "python:module:function, scripted:NAME")
+    p.add_argument("--tasks", metavar="NAME_OR_FILE",
+                   help="task set name or JSONL file (colbench or published ColBench format)")
+    p.add_argument("--split", default="test", help="task split (default: test)")
+    p.add_argument("--num-tasks", type=int, metavar="N", help="run only the first N tasks")
+    p.add_argument("--trials", type=int, default=1, metavar="K", help="episodes per task")
+    p.add_argument("--concurrency", type=int, default=8, metavar="C",
+                   help="episodes in flight at once (default: 8)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="base seed (default: 0)")
+    p.add_argument("--out", type=Path, metavar="DIR",
+                   help="run directory (default: runs/<env>/<model>/<split>)")
+    p.add_argument("--resume", action="store_true",
+                   help="require DIR to hold an interrupted run and go on with it")
+    p.add_argument("--simulator", metavar="SPEC",
+                   help="simulated human: 'builtin' (default) or a model spec")
+    p.add_argument("--compat", action="store_true",
+                   help="reproduce the reference harness's choices (e.g. its answer blocklist)")
+    p.add_argument("--max-turns", type=int, metavar="N", help="turn budget per episode")
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--max-tokens", type=int, default=1024)
+    p.add_argument("--env-arg", action="append", metavar="KEY=VALUE",
+                   help="extra env option (repeatable)")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(func=run)
+
+
+def env_kwargs_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    kwargs = parse_key_values(args.env_arg, "--env-arg")
+    if args.simulator:
+        kwargs["simulator"] = args.simulator
+    if args.compat:
+        kwargs["compat"] = True
+    if args.max_turns is not None:
+        kwargs["max_turns"] = args.max_turns
+    return kwargs
+
+
+def run(args: argparse.Namespace) -> int:
+    import colbench  # noqa: F401  (registers env ids)
+    from colbench.models.base import SamplingParams
+    from colbench.runner import EvalConfig, evaluate
+    from colbench.runner.results import RUN_CONFIG
+    from colbench.runner.tables import summaries_table
+
+    out = args.out or default_out_dir(args.env_id, args.model, args.split)
+    if args.resume and not (out / RUN_CONFIG).exists():
+        raise ConfigError(f"--resume: {out} holds no run to resume")
+    config = EvalConfig(
+        env=args.env_id, model=args.model, out=out, split=args.split, tasks=args.tasks,
+        num_tasks=args.num_tasks, trials=args.trials, concurrency=args.concurrency,
+        seed=args.seed, env_kwargs=env_kwargs_from_args(args),
+        sampling=SamplingParams(temperature=args.temperature, max_tokens=args.max_tokens),
+        progress=not args.no_progress)
+    summary = evaluate(config)
+    print(summaries_table([(str(out), summary)]))
+    if summary.counts.error:
+        print(f"{summary.counts.error} episode(s) ended in an environment or model error; "
+              f"see {out / 'episodes.jsonl'}")
+    return 0

@@ -1,0 +1,39 @@
+"""Plain-text tables of run summaries, shared by ``evaluate`` and ``report``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from colbench.records import MetricSummary, Summary
+
+HEADLINE_METRICS = ("success_rate", "score")
+
+
+def format_metric(metric: MetricSummary | None, percent: bool = True) -> str:
+    if metric is None:
+        return "-"
+    lo, hi = metric.ci95
+    if percent:
+        return f"{100 * metric.mean:5.1f} [{100 * lo:.1f}, {100 * hi:.1f}]"
+    return f"{metric.mean:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h))
+              for i, h in enumerate(headers)]
+    line = "  ".join(f"{h:<{w}}" for h, w in zip(headers, widths, strict=True))
+    sep = "  ".join("-" * w for w in widths)
+    body = ["  ".join(f"{str(c):<{w}}" for c, w in zip(row, widths, strict=True)) for row in rows]
+    return "\n".join([line, sep, *body])
+
+
+def summaries_table(summaries: Sequence[tuple[str, Summary]]) -> str:
+    """One row per run: label, env, model, episodes, errors and the headline metrics (%, 95% CI)."""
+    headers = ["run", "env", "model", "episodes", "errors",
+               "success % [95% CI]", "score % [95% CI]"]
+    rows = []
+    for label, s in summaries:
+        rows.append([label, s.env, s.model, str(s.counts.ok), str(s.counts.error),
+                     format_metric(s.metrics.get("success_rate")),
+                     format_metric(s.metrics.get("score"))])
+    return render_table(headers, rows)
