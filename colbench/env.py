@@ -80,7 +80,7 @@ class TextEnv(gym.Env[str, str]):
         if len(tasks) == 0:
             raise ConfigError(f"{type(self).__name__}: the task set {tasks.name!r} is empty")
         self.tasks = tasks
-        self.max_turns = int(max_turns or self.default_max_turns)
+        self.max_turns = int(self.default_max_turns if max_turns is None else max_turns)
         if self.max_turns < 1:
             raise ConfigError(f"max_turns must be at least 1, got {max_turns}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:

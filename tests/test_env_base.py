@@ -1,0 +1,107 @@
+import gymnasium as gym
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from colbench.env import AnyText, Outcome, ScriptedAgent, TextEnv
+from colbench.errors import ConfigError
+from colbench.tasks import Task, TaskSet
+
+
+class EchoEnv(TextEnv):
+    """Ends when the agent says the secret word."""
+
+    default_max_turns = 3
+
+    def _begin(self, task):
+        return task.prompt, {"extra": 1}
+
+    def _act(self, action, *, last_turn):
+        won = action.strip() == self.task.privileged["word"]
+        if won or last_turn:
+            return Outcome("bye", reward=float(won), terminated=won,
+                           metrics={"success": won, "score": float(won)})
+        return Outcome("again")
+
+
+class Oracle(ScriptedAgent):
+    def act(self, messages):
+        return self.env.unwrapped.privileged()["word"]
+
+
+EchoEnv.scripted_agents = {"oracle": Oracle}
+
+
+def tasks():
+    return TaskSet("echo", [Task(id=f"e{i}", suite="echo", split="test", prompt=f"say {i}",
+                                 privileged={"word": f"w{i}"}) for i in range(4)])
+
+
+def test_reset_by_task_id_and_info_keys():
+    env = EchoEnv(tasks())
+    obs, info = env.reset(options={"task_id": "e2"})
+    assert obs == "say 2"
+    assert info["task_id"] == "e2" and info["turn"] == 0 and info["max_turns"] == 3
+    assert "system_prompt" in info and info["extra"] == 1
+
+
+def test_reset_by_seed_is_deterministic():
+    env = EchoEnv(tasks())
+    picks = {env.reset(seed=s)[1]["task_id"] for s in range(20)}
+    assert len(picks) > 1
+    assert env.reset(seed=7)[1]["task_id"] == EchoEnv(tasks()).reset(seed=7)[1]["task_id"]
+
+
+def test_termination_truncation_and_metrics():
+    env = EchoEnv(tasks())
+    env.reset(options={"task_id": "e1"})
+    obs, reward, term, trunc, info = env.step("w1")
+    assert (reward, term, trunc) == (1.0, True, False)
+    assert info["metrics"]["success"] is True
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step("again")
+    env.reset(options={"task_id": "e1"})
+    for _ in range(2):
+        assert env.step("nope")[2:4] == (False, False)
+    _, reward, term, trunc, info = env.step("nope")
+    assert (term, trunc, reward) == (False, True, 0.0)
+    assert info["metrics"]["success"] is False
+
+
+def test_per_episode_max_turns_for_horizon_curricula():
+    env = EchoEnv(tasks())
+    _, info = env.reset(options={"task_id": "e0", "max_turns": 1})
+    assert info["max_turns"] == 1
+    assert env.step("x")[3] is True  # truncated after one turn
+    with pytest.raises(ConfigError):
+        env.reset(options={"max_turns": 0})
+
+
+def test_scripted_agent_and_privileged():
+    env = EchoEnv(tasks())
+    env.reset(options={"task_id": "e3"})
+    assert env.scripted_agent("oracle").act([]) == "w3"
+    with pytest.raises(ConfigError, match="no scripted agent 'nope'.*oracle"):
+        env.scripted_agent("nope")
+
+
+def test_bad_arguments():
+    with pytest.raises(ConfigError, match="empty"):
+        EchoEnv(TaskSet("none", []))
+    with pytest.raises(ConfigError, match="max_turns"):
+        EchoEnv(tasks(), max_turns=0)
+    env = EchoEnv(tasks())
+    env.reset()
+    with pytest.raises(TypeError, match="action is a str"):
+        env.step(3)
+
+
+def test_any_text_space_admits_unicode():
+    space = AnyText(10)
+    assert space.contains("héllo ✓")
+    assert not space.contains("x" * 11)
+    assert not space.contains(3)
+    assert isinstance(space, gym.spaces.Text)
+
+
+def test_check_env_on_base_subclass():
+    check_env(EchoEnv(tasks()), skip_render_check=True)

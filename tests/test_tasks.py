@@ -1,0 +1,60 @@
+import json
+
+import pytest
+
+from colbench.errors import ConfigError
+from colbench.tasks import Task, TaskSet
+
+
+def make_tasks(n=3):
+    return [Task(id=f"t{i}", suite="demo", split="test", prompt=f"prompt {i}",
+                 privileged={"answer": i}, metadata={"k": [i]}) for i in range(n)]
+
+
+def test_hash_is_stable_and_content_sensitive():
+    a = TaskSet("demo", make_tasks())
+    b = TaskSet("demo", make_tasks())
+    assert a.hash == b.hash and a.hash.startswith("sha256:")
+    changed = make_tasks()
+    changed[1] = changed[1].model_copy(update={"prompt": "other"})
+    assert TaskSet("demo", changed).hash != a.hash
+    assert TaskSet("demo", list(reversed(make_tasks()))).hash != a.hash
+
+
+def test_save_and_load_round_trip_with_manifest(tmp_path):
+    ts = TaskSet("demo", make_tasks())
+    path = ts.save(tmp_path / "demo.jsonl")
+    manifest = json.loads((tmp_path / "demo.jsonl.manifest.json").read_text())
+    assert manifest["hash"] == ts.hash and manifest["count"] == 3
+    loaded = TaskSet.load(path)
+    assert loaded.hash == ts.hash
+    assert loaded.get("t2").privileged == {"answer": 2}
+
+
+def test_edited_file_fails_manifest_check(tmp_path):
+    path = TaskSet("demo", make_tasks()).save(tmp_path / "demo.jsonl")
+    text = path.read_text().replace("prompt 1", "prompt X")
+    path.write_text(text)
+    with pytest.raises(ConfigError, match="does not match its manifest"):
+        TaskSet.load(path)
+
+
+def test_bad_inputs_name_what_was_wrong(tmp_path):
+    with pytest.raises(ConfigError, match="two tasks with id 't0'"):
+        TaskSet("dup", make_tasks(1) + make_tasks(1))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x"}\n')
+    with pytest.raises(ConfigError, match="bad.jsonl:1"):
+        TaskSet.load(bad)
+    with pytest.raises(ConfigError, match="does not exist"):
+        TaskSet.load(tmp_path / "missing.jsonl")
+    with pytest.raises(ConfigError, match="no task 'nope'"):
+        TaskSet("demo", make_tasks()).get("nope")
+
+
+def test_subset_keeps_order():
+    ts = TaskSet("demo", make_tasks(5))
+    assert ts.subset(2).ids() == ["t0", "t1"]
+    assert ts.subset(None) is ts
+    with pytest.raises(ConfigError):
+        ts.subset(0)
