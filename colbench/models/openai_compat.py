@@ -1,0 +1,419 @@
+"""``openai:MODEL@URL``: any server that speaks OpenAI's chat-completions protocol.
+
+vLLM, SGLang, TGI, Ollama, llama.cpp and the hosted APIs all do. The base URL is the part
+before ``/chat/completions`` (``http://host:8000/v1``); without ``@URL`` it comes from
+``OPENAI_BASE_URL``. A URL with no path gets ``/v1``; one without a scheme gets ``http://``.
+The API key, when the server wants one, is read from ``OPENAI_API_KEY`` (or the variable that
+``api_key_env`` names); a spec never holds a secret, since specs are written into results.
+
+Options (``openai:m@http://h:8000/v1?timeout=30&concurrency=64``):
+
+- ``concurrency`` (16): requests in flight at once, per event loop.
+- ``timeout`` (120): seconds one request may take before it is abandoned and retried.
+- ``max_retries`` (5): retries after the first attempt, on 408/409/429/5xx answers,
+  connection errors, timeouts and malformed bodies. Other 4xx answers (a bad request, a wrong
+  key, an unknown model) fail at once: retrying cannot fix them.
+- ``backoff`` (0.5) and ``max_backoff`` (30): the retry delay doubles from ``backoff`` up to
+  ``max_backoff`` seconds, with jitter (a random point in the upper half of the interval), so
+  that many clients do not retry in lockstep. A ``Retry-After`` header replaces the computed
+  delay, capped at ``max_retry_after`` (60) seconds.
+- ``api_key_env``: the environment variable holding the key (default ``OPENAI_API_KEY``).
+- ``tokens_as_ids`` (false): ask vLLM for ``return_tokens_as_token_ids`` so that log-probs come
+  with token ids (only vLLM knows this field; strict servers reject unknown fields).
+- ``extra_body``: a JSON object merged into every request (``chat_template_kwargs``...).
+- the sampling keys of :mod:`colbench.models.options`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import os
+import random
+import re
+import threading
+import time
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from colbench.errors import ConfigError, ModelFailure
+from colbench.models.base import BaseChatModel, Completion, Conversation, SamplingParams
+from colbench.models.options import (
+    apply_sampling,
+    as_bool,
+    as_float,
+    as_int,
+    pop_sampling,
+    reject_unknown,
+)
+from colbench.models.spec import split_options
+
+KIND = "openai"
+_OPTION_KEYS = ("concurrency", "timeout", "max_retries", "backoff", "max_backoff",
+                "max_retry_after", "api_key_env", "tokens_as_ids", "extra_body")
+_RETRY_STATUSES = frozenset({408, 409, 429})
+_TOKEN_ID = re.compile(r"^token_id:(\d+)$")
+
+
+class _Retryable(Exception):
+    """An attempt failed in a way that a later attempt may not (server busy, broken body)."""
+
+    def __init__(self, status: int | None, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.retry_after = retry_after
+
+
+@dataclass
+class _LoopState:
+    """The HTTP client and the concurrency bound of one event loop (neither can be shared
+    across loops: an httpx connection pool and an asyncio semaphore belong to one loop)."""
+
+    client: Any
+    semaphore: asyncio.Semaphore
+
+
+def normalize_base_url(url: str) -> str:
+    """``host:8000`` -> ``http://host:8000/v1``; drops a trailing ``/chat/completions``."""
+    url = url.strip().rstrip("/")
+    if not url:
+        raise ConfigError("openai: the base URL is empty")
+    if "://" not in url:
+        url = "http://" + url
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(f"openai: {url!r} is not an http(s) URL")
+    if url.endswith("/chat/completions"):
+        url = url[: -len("/chat/completions")]
+    if not urlsplit(url).path:
+        url += "/v1"
+    return url
+
+
+def parse_target(target: str, env: dict[str, str] | None = None) -> tuple[str, str]:
+    """``MODEL@URL`` or ``MODEL`` (URL from ``OPENAI_BASE_URL``) -> ``(model, base_url)``."""
+    env = os.environ if env is None else env
+    at = -1
+    for scheme in ("@http://", "@https://"):
+        found = target.find(scheme)
+        if found != -1 and (at == -1 or found < at):
+            at = found
+    if at == -1 and "@" in target:
+        at = target.rfind("@")
+    if at != -1:
+        model, url = target[:at], target[at + 1:]
+    else:
+        model, url = target, env.get("OPENAI_BASE_URL", "")
+        if not url.strip():
+            raise ConfigError(
+                f"openai:{target} has no server URL: write the spec as "
+                f"'openai:{target or 'MODEL'}@http://HOST:PORT/v1' or set OPENAI_BASE_URL")
+    if not model:
+        raise ConfigError(f"openai spec {('openai:' + target)!r} names no model; "
+                          "use 'openai:MODEL@URL'")
+    return model, normalize_base_url(url)
+
+
+def _retry_after(value: str | None, cap: float) -> float | None:
+    """Seconds from a ``Retry-After`` header (a number or an HTTP date), capped."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - time.time()
+    if seconds != seconds:  # NaN
+        return None
+    return max(0.0, min(seconds, cap))
+
+
+def _error_text(body: bytes) -> str:
+    """The server's own words about an error: ``error.message`` when it sent JSON."""
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text[:500] or "(empty body)"
+    if isinstance(data, dict):
+        err = data.get("error", data.get("detail", data.get("message")))
+        if isinstance(err, dict):
+            err = err.get("message") or err
+        if err:
+            return str(err)[:500]
+    return text[:500]
+
+
+def parse_completion(data: Any, want_logprobs: bool) -> Completion:
+    """One chat-completions response body -> :class:`Completion`.
+
+    Raises :class:`_Retryable` when the body is not a chat completion at all (no choices, no
+    message), which some proxies return under load.
+    """
+    if not isinstance(data, dict):
+        raise _Retryable(200, f"malformed body: expected a JSON object, got {type(data).__name__}")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise _Retryable(200, "malformed body: no 'choices' in the response")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise _Retryable(200, "malformed body: the choice has no 'message'")
+    content = message.get("content")
+    if content is None:  # a reply cut before any visible text (reasoning models)
+        content = ""
+    if not isinstance(content, str):
+        raise _Retryable(200, f"malformed body: message content is {type(content).__name__}")
+    completion = Completion(text=content, finish_reason=choice.get("finish_reason"))
+    for key in ("reasoning_content", "reasoning"):
+        if isinstance(message.get(key), str):
+            completion.extra["reasoning"] = message[key]
+    usage = data.get("usage")
+    if isinstance(usage, dict):
+        if isinstance(usage.get("prompt_tokens"), int):
+            completion.prompt_tokens = usage["prompt_tokens"]
+        if isinstance(usage.get("completion_tokens"), int):
+            completion.completion_tokens = usage["completion_tokens"]
+    logprobs = choice.get("logprobs")
+    if want_logprobs and isinstance(logprobs, dict) and isinstance(logprobs.get("content"), list):
+        entries = logprobs["content"]
+        try:
+            completion.logprobs = [float(e["logprob"]) for e in entries]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise _Retryable(200, f"malformed body: bad logprobs entry ({exc!r})") from None
+        ids = [_TOKEN_ID.match(str(e.get("token", ""))) for e in entries]
+        if entries and all(ids):
+            completion.token_ids = [int(m.group(1)) for m in ids if m]
+        if completion.completion_tokens is None:
+            completion.completion_tokens = len(entries)
+    return completion
+
+
+class OpenAICompatModel(BaseChatModel):
+    """An async client for ``{base_url}/chat/completions`` with retries and a concurrency bound.
+
+    One conversation is one request. The bound applies per event loop: the runner drives all
+    its episodes from one loop, so ``concurrency`` is the number of requests in flight.
+    """
+
+    def __init__(self, model: str, base_url: str, *, api_key: str | None = None,
+                 concurrency: int = 16, timeout: float = 120.0, max_retries: int = 5,
+                 backoff: float = 0.5, max_backoff: float = 30.0, max_retry_after: float = 60.0,
+                 sampling: dict[str, Any] | None = None, tokens_as_ids: bool = False,
+                 extra_body: dict[str, Any] | None = None, name: str | None = None) -> None:
+        if concurrency < 1:
+            raise ConfigError(f"openai: concurrency must be at least 1, got {concurrency}")
+        if timeout <= 0:
+            raise ConfigError(f"openai: timeout must be positive, got {timeout}")
+        self.model = model
+        self.base_url = normalize_base_url(base_url)
+        self.url = self.base_url + "/chat/completions"
+        self.api_key = api_key
+        self.concurrency = concurrency
+        self.timeout = timeout
+        self.max_retries = max(0, max_retries)
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.max_retry_after = max_retry_after
+        self.sampling = dict(sampling or {})
+        self.tokens_as_ids = tokens_as_ids
+        self.extra_body = dict(extra_body or {})
+        self.name = name or f"{KIND}:{model}@{self.base_url}"
+        self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
+            weakref.WeakKeyDictionary())
+        self._states_lock = threading.Lock()
+
+    # -- per-loop client ------------------------------------------------------------------
+    def _state(self) -> _LoopState:
+        import httpx
+
+        loop = asyncio.get_running_loop()
+        with self._states_lock:
+            state = self._states.get(loop)
+            if state is None:
+                headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+                client = httpx.AsyncClient(
+                    timeout=httpx.Timeout(self.timeout), headers=headers,
+                    limits=httpx.Limits(max_connections=self.concurrency,
+                                        max_keepalive_connections=self.concurrency))
+                state = _LoopState(client, asyncio.Semaphore(self.concurrency))
+                self._states[loop] = state
+        return state
+
+    async def aclose(self) -> None:
+        """Close the HTTP client of the running event loop."""
+        loop = asyncio.get_running_loop()
+        with self._states_lock:
+            state = self._states.pop(loop, None)
+        if state is not None:
+            await state.client.aclose()
+
+    def close(self) -> None:
+        """Close every loop's client that can still be closed (loops that ended need none)."""
+        with self._states_lock:
+            states = list(self._states.items())
+            self._states.clear()
+        try:
+            current = asyncio.get_running_loop()
+        except RuntimeError:
+            current = None
+        for loop, state in states:
+            if loop.is_closed():
+                continue
+            if loop is current:
+                loop.create_task(state.client.aclose())
+            elif loop.is_running():
+                asyncio.run_coroutine_threadsafe(state.client.aclose(), loop)
+            else:
+                loop.run_until_complete(state.client.aclose())
+
+    # -- requests ---------------------------------------------------------------------------
+    def request_body(self, conversation: Conversation, params: SamplingParams) -> dict[str, Any]:
+        """The JSON body for one conversation (public so that users can see what is sent)."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [dict(m) for m in conversation],
+            "temperature": params.temperature,
+            "top_p": params.top_p,
+            "max_tokens": params.max_tokens,
+            "n": 1,
+        }
+        if params.seed is not None:
+            body["seed"] = params.seed
+        if params.stop:
+            body["stop"] = list(params.stop)
+        if params.logprobs:
+            body["logprobs"] = True
+            if self.tokens_as_ids:
+                body["return_tokens_as_token_ids"] = True
+        body.update(self.extra_body)
+        return body
+
+    async def _attempt(self, client: Any, body: dict[str, Any], want_logprobs: bool) -> Completion:
+        response = await client.post(self.url, json=body)
+        status = response.status_code
+        if status >= 400:
+            message = _error_text(response.content)
+            if status in _RETRY_STATUSES or status >= 500:
+                raise _Retryable(status, message,
+                                 _retry_after(response.headers.get("retry-after"),
+                                              self.max_retry_after))
+            raise ModelFailure(f"{self.url} answered HTTP {status} for model {self.model!r}: "
+                               f"{message}")
+        try:
+            data = response.json()
+        except ValueError:
+            snippet = response.text[:200]
+            raise _Retryable(status, f"malformed body: not JSON: {snippet!r}") from None
+        try:
+            return parse_completion(data, want_logprobs)
+        except _Retryable as exc:
+            exc.status = status
+            raise
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return retry_after
+        span = min(self.max_backoff, self.backoff * (2 ** attempt))
+        return span / 2 + random.uniform(0, span / 2)
+
+    async def _complete(self, state: _LoopState, conversation: Conversation,
+                        params: SamplingParams) -> Completion:
+        import httpx
+
+        body = self.request_body(conversation, params)
+        last_status: int | None = None
+        last_error = "no attempt was made"
+        for attempt in range(self.max_retries + 1):
+            retry_after: float | None = None
+            try:
+                async with state.semaphore:
+                    started = time.perf_counter()
+                    completion = await asyncio.wait_for(
+                        self._attempt(state.client, body, params.logprobs), self.timeout)
+                completion.extra.setdefault("latency_s", time.perf_counter() - started)
+                if attempt:
+                    completion.extra["retries"] = attempt
+                return completion
+            except _Retryable as exc:
+                last_status, last_error = exc.status, exc.message
+                retry_after = exc.retry_after
+            except (httpx.TimeoutException, asyncio.TimeoutError):
+                last_status, last_error = None, f"timed out after {self.timeout:g} s"
+            except httpx.TransportError as exc:
+                last_status = None
+                last_error = f"connection error: {type(exc).__name__}: {exc}".rstrip(": ")
+            if attempt < self.max_retries:
+                await asyncio.sleep(self._delay(attempt, retry_after))
+        status = f"HTTP {last_status}" if last_status is not None else "no HTTP status"
+        raise ModelFailure(f"{self.url} (model {self.model!r}) failed after "
+                           f"{self.max_retries + 1} attempt(s); last: {status}, {last_error}")
+
+    async def agenerate(self, conversations: Sequence[Conversation],
+                        params: SamplingParams | None = None) -> list[Completion]:
+        params = apply_sampling(params, self.sampling)
+        state = self._state()
+        tasks = [asyncio.ensure_future(self._complete(state, c, params)) for c in conversations]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+
+    def generate(self, conversations: Sequence[Conversation],
+                 params: SamplingParams | None = None) -> list[Completion]:
+        """Blocking form: runs the requests on a private event loop, then closes its client."""
+
+        async def run() -> list[Completion]:
+            try:
+                return await self.agenerate(conversations, params)
+            finally:
+                await self.aclose()
+
+        return asyncio.run(run())
+
+
+def build(rest: str, **_: Any) -> OpenAICompatModel:
+    """``openai:MODEL@URL[?options]`` -> :class:`OpenAICompatModel` (see the module docs)."""
+    target, options = split_options(rest)
+    sampling = pop_sampling(KIND, options)
+    reject_unknown(KIND, options, _OPTION_KEYS)
+    model, base_url = parse_target(target)
+    key_env = options.get("api_key_env", "OPENAI_API_KEY")
+    api_key = os.environ.get(key_env) or None
+    if "api_key_env" in options and api_key is None:
+        raise ConfigError(f"openai: option api_key_env={key_env} names an environment variable "
+                          "that is not set")
+    extra_body: dict[str, Any] = {}
+    if "extra_body" in options:
+        try:
+            extra_body = json.loads(options["extra_body"])
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"openai: option extra_body is not JSON: {exc}") from exc
+        if not isinstance(extra_body, dict):
+            raise ConfigError("openai: option extra_body must be a JSON object")
+    return OpenAICompatModel(
+        model, base_url, api_key=api_key,
+        concurrency=as_int(KIND, "concurrency", options.get("concurrency", "16"), 1),
+        timeout=as_float(KIND, "timeout", options.get("timeout", "120"), 0.001),
+        max_retries=as_int(KIND, "max_retries", options.get("max_retries", "5"), 0),
+        backoff=as_float(KIND, "backoff", options.get("backoff", "0.5"), 0.0),
+        max_backoff=as_float(KIND, "max_backoff", options.get("max_backoff", "30"), 0.0),
+        max_retry_after=as_float(KIND, "max_retry_after",
+                                 options.get("max_retry_after", "60"), 0.0),
+        sampling=sampling,
+        tokens_as_ids=as_bool(KIND, "tokens_as_ids", options.get("tokens_as_ids", "false")),
+        extra_body=extra_body,
+        name=f"{KIND}:{rest}",
+    )
