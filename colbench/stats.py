@@ -35,13 +35,16 @@ def mean_interval(values: Sequence[float], z: float = Z95) -> tuple[float, float
     return (mean - half, mean + half)
 
 
-def summarise_metric(values: Sequence[float]) -> MetricSummary:
-    """Mean and 95% interval: Wilson when every value is 0 or 1, normal otherwise."""
+def summarise_metric(values: Sequence[float], proportion: bool | None = None) -> MetricSummary:
+    """Mean and 95% interval: Wilson for a proportion, normal otherwise. ``proportion=None``
+    treats the values as one when every value is 0 or 1."""
     n = len(values)
     if n == 0:
         return MetricSummary(mean=0.0, ci95=(0.0, 0.0), n=0)
     mean = sum(values) / n
-    if all(v in (0, 1) for v in values):
+    if proportion is None:
+        proportion = all(v in (0, 1) for v in values)
+    if proportion and all(v in (0, 1) for v in values):
         lo, hi = wilson_interval(sum(values), n)
     else:
         lo, hi = mean_interval(values)
@@ -60,12 +63,22 @@ def numeric_metrics(metrics: Mapping[str, Any]) -> dict[str, float]:
 
 
 def aggregate(episode_metrics: Iterable[Mapping[str, Any]]) -> dict[str, MetricSummary]:
-    """Per-metric summaries over episodes; ``success`` is also reported as ``success_rate``."""
+    """Per-metric summaries over episodes; ``success`` is also reported as ``success_rate``.
+
+    A metric with integer values (``questions``, ``turns``, ``tests_passed``) is a count, not
+    a proportion, even when every episode happens to report 0 or 1: it gets the normal
+    interval. Booleans and fractions (floats) that are all 0 or 1 get Wilson's.
+    """
     columns: dict[str, list[float]] = {}
+    counts: set[str] = set()
     for metrics in episode_metrics:
         for key, value in numeric_metrics(metrics).items():
             columns.setdefault(key, []).append(value)
-    out = {key: summarise_metric(values) for key, values in sorted(columns.items())}
+            raw = metrics[key]
+            if isinstance(raw, int) and not isinstance(raw, bool) and key != "success":
+                counts.add(key)
+    out = {key: summarise_metric(values, proportion=False if key in counts else None)
+           for key, values in sorted(columns.items())}
     if "success" in out:
         out["success_rate"] = out.pop("success")
     return out

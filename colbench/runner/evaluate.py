@@ -84,17 +84,28 @@ def episode_seed(seed: int, task_id: str, trial: int) -> int:
 
 
 class _EnvPool:
-    """Envs reused across episodes; a failed env is closed and replaced."""
+    """Envs reused across episodes; a failed env is closed and replaced.
 
-    def __init__(self, factory: Callable[[], Any], first: Any) -> None:
+    New envs are made, and failed ones closed, in worker threads: an env's constructor or
+    ``close`` may take a while (loading tasks, stopping a browser) and must not stall the
+    episodes in flight on the event loop.
+    """
+
+    def __init__(self, factory: Callable[[], Any], first: Any, executor: ThreadPoolExecutor
+                 ) -> None:
         self._factory = factory
+        self._executor = executor
         self._idle: list[Any] = [first]
         self._all: list[Any] = [first]
 
-    def take(self) -> Any:
+    async def take(self) -> Any:
         if self._idle:
             return self._idle.pop()
-        env = self._factory()
+        loop = asyncio.get_running_loop()
+        try:
+            env = await loop.run_in_executor(self._executor, self._factory)
+        except Exception as exc:
+            raise _EnvCallFailed("make", exc) from exc
         self._all.append(env)
         return env
 
@@ -105,18 +116,22 @@ class _EnvPool:
         if env in self._all:
             self._all.remove(env)
         try:
-            env.close()
-        except Exception:  # a broken env may fail to close; it is dropped either way
-            pass
+            self._executor.submit(_close_quietly, env)
+        except RuntimeError:  # the executor is shut down: close here
+            _close_quietly(env)
 
     def close(self) -> None:
         for env in self._all:
-            try:
-                env.close()
-            except Exception:
-                pass
+            _close_quietly(env)
         self._all.clear()
         self._idle.clear()
+
+
+def _close_quietly(env: Any) -> None:
+    try:
+        env.close()
+    except Exception:  # a broken env may fail to close; it is dropped either way
+        pass
 
 
 class _EnvCallFailed(Exception):
@@ -136,10 +151,22 @@ class Runner:
         first = self._make_env()
         self.tasks = first.unwrapped.tasks.subset(config.num_tasks)
         self.env_facts = first.unwrapped.describe()
-        self.pool = _EnvPool(self._make_env, first)
         self.out = config.out
         self._executor = ThreadPoolExecutor(max_workers=min(128, max(8, 2 * config.concurrency)),
                                             thread_name_prefix="colbench-env")
+        # One thread writes records, in order: the fsync stays off the event loop.
+        self._write_executor = ThreadPoolExecutor(max_workers=1,
+                                                  thread_name_prefix="colbench-writer")
+        self.pool = _EnvPool(self._make_env, first, self._executor)
+        try:
+            # Binding the model to an env checks, before anything runs, that it can play it
+            # (a scripted agent the env does not define is a bad flag, not N failed episodes).
+            self.model.for_episode(first)
+        except ConfigError:
+            self.pool.close()
+            raise
+        except Exception:  # other problems surface per episode, with their traceback
+            pass
         self.done = 0
         self.successes = 0
 
@@ -157,11 +184,16 @@ class Runner:
         episodes_path = self.out / EPISODES
         if config_path.exists():
             stored = json.loads(config_path.read_text(encoding="utf-8"))
-            stored_identity = stored.get("identity")
-            if stored_identity != json.loads(json.dumps(identity, default=str)):
+            stored_identity = stored.get("identity") or {}
+            current = json.loads(json.dumps(identity, default=str))
+            if stored_identity != current:
+                differ = "; ".join(
+                    f"{key}: {stored_identity.get(key)!r} there, {current.get(key)!r} now"
+                    for key in sorted(set(stored_identity) | set(current))
+                    if stored_identity.get(key) != current.get(key))
                 raise ConfigError(
-                    f"{self.out} holds a different run ({stored_identity}); use another --out "
-                    "or remove it")
+                    f"{self.out} holds a different run ({differ}); rerun the same command to "
+                    "resume it, or pass another --out")
             if not self.config.resume:
                 raise ConfigError(f"{self.out} already holds this run; pass --resume to go on "
                                   "with it or use another --out")
@@ -223,10 +255,9 @@ class Runner:
                 metrics = step_info.get("metrics", {})
                 final_answer = step_info.get("final_answer")
                 break
-        facts = env.unwrapped.describe()
         return EpisodeRecord(
             task_id=task_id, trial=trial, env=self.config.env,
-            env_version=facts.get("env_version"), model=self.config.model, seed=seed,
+            env_version=self.env_facts.get("env_version"), model=self.config.model, seed=seed,
             status="ok", system_prompt=system_prompt or None, turns=turns,
             final_answer=final_answer, metrics=metrics, terminated=terminated,
             truncated=truncated, started_at=started, seconds=time.time() - started)
@@ -236,11 +267,13 @@ class Runner:
         last_error = ""
         while True:
             attempts += 1
-            env = self.pool.take()
+            env = None
             try:
+                env = await self.pool.take()
                 record = await self._episode_once(env, task_id, trial)
             except _EnvCallFailed as exc:
-                self.pool.discard(env)
+                if env is not None:
+                    self.pool.discard(env)
                 last_error = f"{exc}\n{exc.detail}"
                 if attempts > self.config.max_env_retries:
                     break
@@ -250,7 +283,8 @@ class Runner:
                 last_error = f"model failed: {exc}"
                 break
             except Exception as exc:  # a bug in a model adapter or agent code
-                self.pool.discard(env)
+                if env is not None:
+                    self.pool.discard(env)
                 last_error = "".join(traceback.format_exception(exc))[-4000:]
                 break
             self.pool.give(env)
@@ -279,6 +313,8 @@ class Runner:
         for item in todo:
             queue.put_nowait(item)
 
+        loop = asyncio.get_running_loop()
+
         async def worker() -> None:
             while True:
                 try:
@@ -286,7 +322,7 @@ class Runner:
                 except asyncio.QueueEmpty:
                     return
                 record = await self._episode(task_id, trial)
-                writer.write(record)
+                await loop.run_in_executor(self._write_executor, writer.write, record)
                 if record.status == "ok":
                     self.done += 1
                     self.successes += bool(record.metrics.get("success"))
@@ -320,6 +356,7 @@ class Runner:
     def close(self) -> None:
         self.pool.close()
         self._executor.shutdown(wait=False, cancel_futures=True)
+        self._write_executor.shutdown(wait=True)
         self.model.close()
 
 

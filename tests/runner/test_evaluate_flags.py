@@ -1,0 +1,61 @@
+"""``colbench evaluate``: bad flags end with exit code 2 and a message naming the problem."""
+
+from __future__ import annotations
+
+import pytest
+
+from colbench.cli.main import main
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--trials", "0"], "--trials must be at least 1, got 0"),
+    (["--concurrency", "0"], "--concurrency must be at least 1, got 0"),
+    (["--num-tasks", "-2"], "--num-tasks must be at least 1, got -2"),
+    (["--env-arg", "oops"], "--env-arg takes KEY=VALUE, got 'oops'"),
+])
+def test_bad_numbers(tmp_path, guess_env_id, capsys, flags, message):
+    out = tmp_path / "run"
+    code = main(["evaluate", guess_env_id, "--model", "scripted:oracle", "--out", str(out),
+                 "--no-progress", *flags])
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()  # nothing started
+
+
+def test_unknown_env_suggests_the_close_one(tmp_path, capsys):
+    code = main(["evaluate", "colbench-test/Gues-v0", "--model", "scripted:oracle",
+                 "--out", str(tmp_path / "run"), "--no-progress"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "unknown env 'colbench-test/Gues-v0'" in err
+    assert "did you mean 'colbench-test/Guess-v0'" in err
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("gpt4", "has no kind prefix"),
+    ("opneai:gpt-4o", "did you mean 'openai'"),
+    ("python:no_such_module_here:f", "cannot import module 'no_such_module_here'"),
+    ("python:helpers_env:no_such_function", "has no attribute 'no_such_function'"),
+    ("scripted:genius", "has no scripted agent 'genius'"),
+])
+def test_bad_model_spec(tmp_path, guess_env_id, capsys, spec, message):
+    out = tmp_path / "run"
+    code = main(["evaluate", guess_env_id, "--model", spec, "--out", str(out), "--no-progress"])
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert not (out / "episodes.jsonl").exists()
+
+
+def test_bad_env_option_is_named(tmp_path, guess_env_id, capsys):
+    code = main(["evaluate", guess_env_id, "--model", "scripted:oracle", "--out",
+                 str(tmp_path / "run"), "--no-progress", "--env-arg", "colour=red"])
+    assert code == 2
+    assert "colour" in capsys.readouterr().err
+
+
+def test_evaluate_prints_the_results_table(tmp_path, guess_env_id, capsys):
+    code = main(["evaluate", guess_env_id, "--model", "scripted:oracle", "--num-tasks", "3",
+                 "--out", str(tmp_path / "run"), "--no-progress"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "success % [95% CI]" in out and "100.0" in out and "scripted:oracle" in out
