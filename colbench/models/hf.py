@@ -94,13 +94,15 @@ class RequestBatcher:
     waiting request with equal :class:`SamplingParams`, up to ``max_batch`` conversations in
     all, and runs them as one call; requests with other settings wait for a later round, in
     order. A request with a seed and a temperature above 0 runs alone, so that its samples do
-    not depend on what else was waiting. When the worker is idle it waits ``wait_s`` after a
+    not depend on what else was waiting (``isolate_seeded=False`` turns that off, for engines
+    that seed each request on its own). When the worker is idle it waits ``wait_s`` after a
     first request for others to join. The model is only ever used from the worker thread.
     """
 
     def __init__(self, run_batch: RunBatch, max_batch: int, wait_s: float = 0.005,
-                 name: str = "model") -> None:
+                 name: str = "model", isolate_seeded: bool = True) -> None:
         self.run_batch = run_batch
+        self.isolate_seeded = isolate_seeded
         self.max_batch = max(1, max_batch)
         self.wait_s = max(0.0, wait_s)
         self.name = name
@@ -138,9 +140,8 @@ class RequestBatcher:
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
 
-    @staticmethod
-    def _alone(params: SamplingParams) -> bool:
-        return params.seed is not None and params.temperature > 0
+    def _alone(self, params: SamplingParams) -> bool:
+        return self.isolate_seeded and params.seed is not None and params.temperature > 0
 
     def _drain(self, backlog: list[_Request]) -> bool:
         """Move every queued request to ``backlog``; False once the close sentinel is seen."""
