@@ -163,7 +163,9 @@ def parse_completion(data: Any, want_logprobs: bool) -> Completion:
         raise _Retryable(200, f"malformed body: expected a JSON object, got {type(data).__name__}")
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise _Retryable(200, "malformed body: no 'choices' in the response")
+        said = f" (the server said: {_error_text(json.dumps(data).encode())})" if (
+            data.get("error")) else ""
+        raise _Retryable(200, f"malformed body: no 'choices' in the response{said}")
     choice = choices[0]
     message = choice.get("message")
     if not isinstance(message, dict):
@@ -349,7 +351,7 @@ class OpenAICompatModel(BaseChatModel):
                 retry_after = exc.retry_after
             except (httpx.TimeoutException, asyncio.TimeoutError):
                 last_status, last_error = None, f"timed out after {self.timeout:g} s"
-            except httpx.TransportError as exc:
+            except httpx.RequestError as exc:  # refused, reset, broken stream, bad encoding
                 last_status = None
                 last_error = f"connection error: {type(exc).__name__}: {exc}".rstrip(": ")
             if attempt < self.max_retries:

@@ -29,6 +29,7 @@ class Reply:
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    drop: bool = False  # close the connection without answering
 
 
 def completion_body(request: dict[str, Any]) -> dict[str, Any]:
@@ -81,6 +82,9 @@ class ChatServer:
                     request["_path"] = self.path
                 try:
                     time.sleep(reply.delay)
+                    if reply.drop:
+                        self.close_connection = True
+                        return
                     body = reply.body if reply.body is not None else completion_body(request)
                     raw = body if isinstance(body, bytes) else json.dumps(body).encode()
                     self.send_response(reply.status)
@@ -349,3 +353,19 @@ def test_api_key_env_option_reads_the_named_variable(server, monkeypatch):
     model.generate([conv("k")])
     assert server.headers[0]["Authorization"] == "Bearer secret-1"
     assert "secret-1" not in model.name
+
+
+def test_error_object_with_status_200_is_retried_and_reported(server):
+    server.default = lambda req: Reply(body={"error": {"message": "engine crashed"}})
+    model = load_model(f"openai:m@{server.url}?{FAST}&max_retries=1")
+    with pytest.raises(ModelFailure, match="engine crashed"):
+        model.generate([conv("x")])
+    assert len(server.requests) == 2
+
+
+def test_server_dropping_the_connection_is_retried(server):
+    server.script = [Reply(drop=True)]
+    model = load_model(f"openai:m@{server.url}?{FAST}")
+    [out] = model.generate([conv("whole")])
+    assert out.text == "echo whole"
+    assert len(server.requests) == 2
