@@ -27,8 +27,12 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join([line, sep, *body])
 
 
-def summaries_table(summaries: Sequence[tuple[str, Summary]]) -> str:
-    """One row per run: label, env, model, episodes, errors and the headline metrics (%, 95% CI)."""
+def summaries_table(summaries: Sequence[tuple[str, Summary]],
+                    extra_columns: Sequence[tuple[str, Sequence[str]]] = ()) -> str:
+    """One row per run: label, env, model, episodes, errors and the headline metrics (%, 95% CI).
+
+    ``extra_columns`` appends columns: each a header and one cell per run, in order.
+    """
     headers = ["run", "env", "model", "episodes", "errors",
                "success % [95% CI]", "score % [95% CI]"]
     rows = []
@@ -36,4 +40,10 @@ def summaries_table(summaries: Sequence[tuple[str, Summary]]) -> str:
         rows.append([label, s.env, s.model, str(s.counts.ok), str(s.counts.error),
                      format_metric(s.metrics.get("success_rate")),
                      format_metric(s.metrics.get("score"))])
+    for header, cells in extra_columns:
+        if len(cells) != len(rows):
+            raise ValueError(f"column {header!r} has {len(cells)} cells for {len(rows)} runs")
+        headers.append(header)
+        for row, cell in zip(rows, cells, strict=True):
+            row.append(cell)
     return render_table(headers, rows)

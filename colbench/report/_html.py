@@ -1,0 +1,292 @@
+"""One self-contained HTML page for one or more runs.
+
+The page holds the summary table, every metric of every run, and every episode's dialogue,
+each episode collapsible, with filters by run, status, outcome and task id. It makes no
+request of its own: CSS and script are inline, images are embedded as ``data:`` URIs, and a
+Content-Security-Policy forbids anything else. Every piece of text from a run is escaped.
+
+Images: paths in a turn's ``info["images"]`` are shown under that turn. An episode whose
+metrics, record or last turn info carry ``target_image`` and ``final_image`` gets the two side
+by side (the frontend suite's "target vs final render"). Suites that need more register an
+:data:`EpisodeSection` with :func:`register_episode_section`.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from colbench._version import __version__
+from colbench.records import EpisodeRecord, MetricSummary
+from colbench.report._runs import RunData
+
+#: Largest image embedded, in bytes; bigger ones are named, not embedded.
+MAX_IMAGE_BYTES = 8 * 1024 * 1024
+
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
+               ".gif": "image/gif", ".webp": "image/webp", ".svg": "image/svg+xml"}
+
+CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+       "script-src 'unsafe-inline'")
+
+
+def esc(value: Any) -> str:
+    """Text made safe for HTML content and attribute values."""
+    return html.escape(str(value), quote=True)
+
+
+class ReportContext:
+    """What an episode section needs: the run being rendered and image embedding (cached,
+    since an image such as a target render often repeats across turns)."""
+
+    def __init__(self, run: RunData) -> None:
+        self.run = run
+        self._cache: dict[Path, str] = {}
+
+    def resolve(self, path: str | Path) -> Path:
+        """A path from a record; relative paths are relative to the run directory."""
+        p = Path(path)
+        return p if p.is_absolute() else self.run.path / p
+
+    def image(self, path: str | Path, caption: str | None = None) -> str:
+        """A ``<figure>`` with the image embedded, or a note saying why it is not."""
+        resolved = self.resolve(path)
+        if resolved not in self._cache:
+            self._cache[resolved] = _embed(resolved)
+        body = self._cache[resolved]
+        label = esc(caption) if caption is not None else esc(Path(path).name)
+        return f'<figure>{body}<figcaption>{label}</figcaption></figure>'
+
+
+def _embed(path: Path) -> str:
+    mime = IMAGE_TYPES.get(path.suffix.lower())
+    if mime is None:
+        return f'<p class="note">not an image type this page embeds: {esc(path)}</p>'
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return f'<p class="note">image missing: {esc(path)}</p>'
+    if size > MAX_IMAGE_BYTES:
+        return (f'<p class="note">image too large to embed ({size // 1024} KiB): '
+                f'{esc(path)}</p>')
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f'<img src="data:{mime};base64,{data}" alt="{esc(path.name)}" loading="lazy">'
+
+
+#: A section added to every episode: returns HTML (escaped by the section) or "" for none.
+EpisodeSection = Callable[[EpisodeRecord, ReportContext], str]
+_SECTIONS: list[EpisodeSection] = []
+
+
+def register_episode_section(section: EpisodeSection) -> EpisodeSection:
+    """Add a section to every episode of every report (usable as a decorator)."""
+    if section not in _SECTIONS:
+        _SECTIONS.append(section)
+    return section
+
+
+def _lookup(record: EpisodeRecord, key: str) -> Any:
+    """``key`` from the episode's metrics, its record, or its last turn's info."""
+    if key in record.metrics:
+        return record.metrics[key]
+    extra = record.model_extra or {}
+    if key in extra:
+        return extra[key]
+    if record.turns and key in record.turns[-1].info:
+        return record.turns[-1].info[key]
+    return None
+
+
+def comparison_section(record: EpisodeRecord, ctx: ReportContext) -> str:
+    """Target and final renders side by side, when the episode names them."""
+    target, final = _lookup(record, "target_image"), _lookup(record, "final_image")
+    if not target and not final:
+        return ""
+    figures = []
+    if target:
+        figures.append(ctx.image(target, "target"))
+    if final:
+        figures.append(ctx.image(final, "final"))
+    return f'<div class="compare">{"".join(figures)}</div>'
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _pct(metric: MetricSummary | None) -> str:
+    if metric is None:
+        return "–"
+    lo, hi = metric.ci95
+    return f"{100 * metric.mean:.1f} <small>[{100 * lo:.1f}, {100 * hi:.1f}]</small>"
+
+
+def _num(metric: MetricSummary | None) -> str:
+    if metric is None:
+        return "–"
+    lo, hi = metric.ci95
+    return f"{metric.mean:.3g} <small>[{lo:.3g}, {hi:.3g}]</small>"
+
+
+def _outcome(record: EpisodeRecord) -> str:
+    if record.status == "error":
+        return "error"
+    return "success" if record.metrics.get("success") else "failure"
+
+
+def _message(kind: str, who: str, text: str | None, extra: str = "") -> str:
+    body = esc(text) if text else '<span class="note">(empty)</span>'
+    return (f'<div class="msg {kind}"><div class="who">{esc(who)}</div>'
+            f'<pre>{body}</pre>{extra}</div>')
+
+
+def render_episode(record: EpisodeRecord, run_index: int, ctx: ReportContext) -> str:
+    outcome = _outcome(record)
+    facts = [f"trial {record.trial}", outcome]
+    if "score" in record.metrics:
+        facts.append(f"score {_fmt(record.metrics['score'])}")
+    facts.append(f"{len(record.turns)} turn(s)")
+    if record.status == "error":
+        facts.append(f"{record.attempts} attempt(s)")
+    if record.seconds is not None:
+        facts.append(f"{record.seconds:.2f} s")
+    parts = [
+        f'<details class="episode" data-run="{run_index}" data-status="{esc(record.status)}" '
+        f'data-outcome="{outcome}" data-task="{esc(record.task_id)}">',
+        f'<summary><span class="badge {outcome}">{outcome}</span> '
+        f'<b>{esc(record.task_id)}</b> <span class="facts">{esc(" · ".join(facts))}</span>'
+        '</summary><div class="body">',
+    ]
+    if record.system_prompt:
+        parts.append('<details class="system"><summary>system prompt</summary>'
+                     f'<pre>{esc(record.system_prompt)}</pre></details>')
+    for index, turn in enumerate(record.turns):
+        if index == 0:
+            parts.append(_message("env", "env", turn.observation))
+        parts.append(_message("agent", f"agent · turn {index + 1}", turn.action))
+        reply = turn.next_observation
+        if reply is None and index + 1 < len(record.turns):
+            reply = record.turns[index + 1].observation
+        images = turn.info.get("images") or []
+        gallery = ""
+        if images:
+            gallery = ('<div class="images">'
+                       + "".join(ctx.image(p) for p in images if isinstance(p, (str, Path)))
+                       + "</div>")
+        if reply is not None or gallery:
+            parts.append(_message("env", f"env · reward {_fmt(turn.reward)}", reply, gallery))
+    for section in (comparison_section, *_SECTIONS):
+        parts.append(section(record, ctx))
+    if record.final_answer is not None:
+        parts.append(f'<h4>final answer</h4><pre class="answer">{esc(record.final_answer)}</pre>')
+    if record.metrics:
+        rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(_fmt(v))}</td></tr>"
+                       for k, v in record.metrics.items())
+        parts.append(f'<table class="metrics">{rows}</table>')
+    if record.error:
+        parts.append(f'<h4>error</h4><pre class="error">{esc(record.error)}</pre>')
+    parts.append("</div></details>")
+    return "".join(parts)
+
+
+def _summary_table(runs: Sequence[RunData]) -> str:
+    head = ("<tr><th>run</th><th>env</th><th>model</th><th>task set</th><th>episodes</th>"
+            "<th>errors</th><th>success % [95% CI]</th><th>score % [95% CI]</th>"
+            "<th>turns</th><th>questions</th></tr>")
+    rows = []
+    for run in runs:
+        s = run.summary
+        turns = run.mean_turns()
+        questions = run.mean_metric("questions")
+        label = esc(run.label) + (' <span class="badge partial">partial</span>'
+                                  if run.partial else "")
+        rows.append(
+            f"<tr><td>{label}</td><td>{esc(s.env)}</td><td>{esc(s.model)}</td>"
+            f'<td title="{esc(s.task_set.hash)}">{esc(s.task_set.name)}</td>'
+            f"<td>{s.counts.ok}</td><td>{s.counts.error}</td>"
+            f"<td>{_pct(s.metrics.get('success_rate'))}</td>"
+            f"<td>{_pct(s.metrics.get('score'))}</td>"
+            f"<td>{'–' if turns is None else f'{turns:.2f}'}</td>"
+            f"<td>{'–' if questions is None else f'{questions:.2f}'}</td></tr>")
+    return f'<table class="summary">{head}{"".join(rows)}</table>'
+
+
+def _metrics_table(runs: Sequence[RunData]) -> str:
+    names = sorted({name for run in runs for name in run.summary.metrics})
+    if not names:
+        return ""
+    head = "<tr><th>metric</th>" + "".join(f"<th>{esc(r.label)}</th>" for r in runs) + "</tr>"
+    rows = "".join(
+        f"<tr><th>{esc(name)}</th>"
+        + "".join(f"<td>{_num(r.summary.metrics.get(name))}</td>" for r in runs) + "</tr>"
+        for name in names)
+    return ('<details class="all-metrics"><summary>every metric (mean [95% CI])</summary>'
+            f'<table class="summary">{head}{rows}</table></details>')
+
+
+def _filters(runs: Sequence[RunData]) -> str:
+    run_options = "".join(f'<option value="{i}">{esc(r.label)}</option>'
+                          for i, r in enumerate(runs))
+    return (
+        '<form id="filters" onsubmit="return false">'
+        f'<label>run <select name="run"><option value="all">all</option>{run_options}'
+        '</select></label>'
+        '<label>status <select name="status"><option value="all">all</option>'
+        '<option value="ok">ok</option><option value="error">error</option></select></label>'
+        '<label>outcome <select name="outcome"><option value="all">all</option>'
+        '<option value="success">success</option><option value="failure">failure</option>'
+        '<option value="error">error</option></select></label>'
+        '<label>task <input name="task" type="search" placeholder="task id contains"></label>'
+        '<button type="button" id="expand">expand shown</button>'
+        '<button type="button" id="collapse">collapse all</button>'
+        '<span id="shown"></span></form>')
+
+
+def _asset(name: str) -> str:
+    return resources.files("colbench.report").joinpath(name).read_text(encoding="utf-8")
+
+
+def render_html(runs: Sequence[RunData], title: str = "colbench report") -> str:
+    """The report page for ``runs`` as one HTML string."""
+    generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    episodes = sum(len(r.records) for r in runs)
+    body = [
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{esc(title)}</title><style>{_asset('report.css')}</style></head><body>",
+        f"<header><h1>{esc(title)}</h1><p class=\"note\">{len(runs)} run(s), {episodes} "
+        f"episode(s); generated {esc(generated)} by colbench {esc(__version__)}</p></header>",
+        '<section id="summary"><h2>Summary</h2>', _summary_table(runs), _metrics_table(runs),
+        "</section>",
+        '<section id="episodes"><h2>Episodes</h2>', _filters(runs),
+    ]
+    for index, run in enumerate(runs):
+        ctx = ReportContext(run)
+        body.append(f'<section class="run" data-run="{index}"><h3>{esc(run.label)} '
+                    f'<small>{esc(run.summary.env)} · {esc(run.summary.model)}</small></h3>')
+        if not run.records:
+            body.append('<p class="note">no episodes</p>')
+        body.extend(render_episode(record, index, ctx) for record in run.records)
+        body.append("</section>")
+    body += ["</section>", f"<script>{_asset('report.js')}</script>", "</body></html>"]
+    return "\n".join(body)
+
+
+def write_html(runs: Sequence[RunData], path: str | Path, title: str = "colbench report"
+               ) -> Path:
+    """Write the report page to ``path`` (atomically) and return the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(render_html(runs, title), encoding="utf-8")
+    tmp.replace(path)
+    return path

@@ -1,0 +1,174 @@
+"""``colbench report DIR... [--html FILE]``."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import struct
+import subprocess
+import zlib
+from html.parser import HTMLParser
+
+import pytest
+
+from colbench.cli.main import main
+from colbench.report import _html as report_html
+from colbench.report import load_run, register_episode_section, render_html
+
+
+def tiny_png(rgb: tuple[int, int, int]) -> bytes:
+    """A 2x2 PNG of one colour."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+    raw = b"".join(b"\x00" + bytes(rgb) * 2 for _ in range(2))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+class PageParser(HTMLParser):
+    """Collects what matters for safety: URLs the page would load, scripts, episodes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+        self.scripts = 0
+        self.episodes: list[dict[str, str]] = []
+        self.images: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        for name in ("src", "href", "action", "srcset", "poster", "data"):
+            if attrs.get(name):
+                self.urls.append(attrs[name])
+        if tag == "script":
+            self.scripts += 1
+        if tag == "img":
+            self.images.append(attrs.get("src", ""))
+        if tag == "details" and "episode" in (attrs.get("class") or ""):
+            self.episodes.append(attrs)
+
+
+def parse(page: str) -> PageParser:
+    parser = PageParser()
+    parser.feed(page)
+    return parser
+
+
+def test_text_table_side_by_side(capsys, mixed_run, no_ask_run):
+    assert main(["report", str(mixed_run), str(no_ask_run)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    header = out[0].split()
+    assert header[:5] == ["run", "env", "model", "episodes", "errors"]
+    assert header[-2:] == ["turns", "questions"]
+    mixed = next(line for line in out if line.startswith(str(mixed_run)))
+    no_ask = next(line for line in out if line.startswith(str(no_ask_run)))
+    assert "scripted:asker" in mixed and "scripted:no-ask" in no_ask
+    # asker: 4 ok, 1 error, 100% success, 2 turns and 1 question each.
+    assert mixed.split()[3:5] == ["4", "1"] and "100.0" in mixed
+    assert mixed.split()[-2:] == ["2.00", "1.00"]
+    assert no_ask.split()[-2:] == ["1.00", "0.00"]
+
+
+def test_html_page_holds_every_episode_escaped_and_self_contained(tmp_path, mixed_run,
+                                                                  no_ask_run, capsys):
+    run = tmp_path / "hostile"
+    shutil.copytree(mixed_run, run)
+    lines = (run / "episodes.jsonl").read_text().splitlines()
+    record = json.loads(lines[0])
+    record["turns"][0]["action"] = '<script>alert("x")</script><img src="http://evil/x.png">'
+    record["turns"][0]["next_observation"] = "5 < 6 & \"quoted\""
+    lines[0] = json.dumps(record)
+    (run / "episodes.jsonl").write_text("\n".join(lines) + "\n")
+
+    page_path = tmp_path / "out" / "report.html"
+    assert main(["report", str(run), str(no_ask_run), "--html", str(page_path)]) == 0
+    assert f"wrote {page_path} (10 episodes)" in capsys.readouterr().out
+    page = page_path.read_text()
+    parsed = parse(page)
+    assert parsed.scripts == 1  # ours; the agent's <script> is text
+    assert parsed.urls == []  # nothing to fetch: no src, href or action at all
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
+    assert "5 &lt; 6 &amp; &quot;quoted&quot;" in page
+    assert "default-src 'none'" in page  # the CSP forbids any request the page might try
+    assert len(parsed.episodes) == 10
+    statuses = {(e["data-run"], e["data-task"]): (e["data-status"], e["data-outcome"])
+                for e in parsed.episodes}
+    assert statuses[("0", "guess-test-001")] == ("error", "error")
+    assert statuses[("0", "guess-test-000")] == ("ok", "success")
+    assert {o for (r, _), (_, o) in statuses.items() if r == "1"} <= {"success", "failure"}
+    assert "always fails" in page  # the error text is on the page
+    assert "My number is" in page and "What is your number?" in page
+
+
+def test_images_are_embedded_and_target_and_final_sit_side_by_side(tmp_path, mixed_run):
+    run = tmp_path / "pictures"
+    shutil.copytree(mixed_run, run)
+    (run / "target.png").write_bytes(tiny_png((255, 0, 0)))
+    final = tmp_path / "elsewhere" / "final.png"
+    final.parent.mkdir()
+    final.write_bytes(tiny_png((0, 0, 255)))
+    lines = (run / "episodes.jsonl").read_text().splitlines()
+    record = json.loads(lines[0])
+    record["turns"][0]["info"]["images"] = [str(final), "gone.png"]
+    record["metrics"]["target_image"] = "target.png"  # relative to the run directory
+    record["turns"][-1]["info"]["final_image"] = str(final)
+    lines[0] = json.dumps(record)
+    (run / "episodes.jsonl").write_text("\n".join(lines) + "\n")
+
+    page = render_html([load_run(run)])
+    parsed = parse(page)
+    assert all(src.startswith("data:image/png;base64,") for src in parsed.images)
+    embedded = [base64.b64decode(src.split(",", 1)[1]) for src in parsed.images]
+    assert embedded.count(final.read_bytes()) == 2  # under its turn, and as the final render
+    assert embedded.count((run / "target.png").read_bytes()) == 1
+    assert "image missing:" in page and "gone.png" in page
+    compare = page[page.index('<div class="compare">'):]
+    assert compare.index("target</figcaption>") < compare.index("final</figcaption>")
+
+
+def test_suites_can_add_a_section_to_each_episode(mixed_run, monkeypatch):
+    monkeypatch.setattr(report_html, "_SECTIONS", [])
+
+    @register_episode_section
+    def questions(record, ctx):
+        return f'<p class="asked">asked {record.metrics.get("questions", 0)} <b>q</b></p>'
+
+    page = render_html([load_run(mixed_run)])
+    assert page.count('<p class="asked">asked 1 <b>q</b></p>') == 4
+
+
+def test_an_interrupted_run_is_reported_as_partial(tmp_path, mixed_run, capsys):
+    run = tmp_path / "killed"
+    shutil.copytree(mixed_run, run)
+    (run / "summary.json").unlink()
+    assert main(["report", str(run)]) == 0
+    row = capsys.readouterr().out.splitlines()[2]
+    assert row.startswith(f"{run} (partial)") and "scripted:asker" in row
+    assert row.split()[4:6] == ["4", "1"]
+
+
+def test_report_errors_name_the_problem(tmp_path, capsys):
+    assert main(["report", str(tmp_path / "missing")]) == 2
+    assert "not a directory" in capsys.readouterr().err
+    assert main(["report", str(tmp_path)]) == 2
+    assert "is this a colbench run directory?" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
+def test_filters_work_in_a_browser(tmp_path, mixed_run):
+    page = render_html([load_run(mixed_run)])
+    # Choose "error" in the outcome filter, as a person would, then read back the DOM.
+    choose = ("<script>var f=document.getElementById('filters');"
+              "f.elements.outcome.value='error';f.dispatchEvent(new Event('change'));</script>")
+    path = tmp_path / "page.html"
+    path.write_text(page.replace("</body>", choose + "</body>"))
+    dom = subprocess.run(
+        ["chromium", "--headless", "--no-sandbox", "--disable-gpu",
+         "--disable-background-networking", "--dump-dom", path.as_uri()],
+        capture_output=True, text=True, timeout=60).stdout
+    shown = parse(dom).episodes
+    visible = [e["data-task"] for e in shown if "hidden" not in e]
+    assert visible == ["guess-test-001"]
+    assert "1 of 5 episodes shown" in dom
