@@ -8,7 +8,9 @@ The API key, when the server wants one, is read from ``OPENAI_API_KEY`` (or the 
 
 Options (``openai:m@http://h:8000/v1?timeout=30&concurrency=64``):
 
-- ``concurrency`` (16): requests in flight at once, per event loop.
+- ``concurrency`` (16): requests in flight at once, per event loop. Async callers
+  (``agenerate``) share their own loop's bound; blocking callers (``generate``, from any
+  thread) share one background loop and its bound.
 - ``timeout`` (120): seconds one request may take before it is abandoned and retried.
 - ``max_retries`` (5): retries after the first attempt, on 408/409/429/5xx answers,
   connection errors, timeouts and malformed bodies. Other 4xx answers (a bad request, a wrong
@@ -204,7 +206,8 @@ class OpenAICompatModel(BaseChatModel):
     """An async client for ``{base_url}/chat/completions`` with retries and a concurrency bound.
 
     One conversation is one request. The bound applies per event loop: the runner drives all
-    its episodes from one loop, so ``concurrency`` is the number of requests in flight.
+    its episodes from one loop, so ``concurrency`` is the number of requests in flight, and
+    blocking ``generate`` calls from any thread share one more loop, with its own bound.
     """
 
     def __init__(self, model: str, base_url: str, *, api_key: str | None = None,
@@ -233,6 +236,8 @@ class OpenAICompatModel(BaseChatModel):
         self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
             weakref.WeakKeyDictionary())
         self._states_lock = threading.Lock()
+        self._background: tuple[asyncio.AbstractEventLoop, threading.Thread] | None = None
+        self._background_lock = threading.Lock()
 
     # -- per-loop client ------------------------------------------------------------------
     def _state(self) -> _LoopState:
@@ -260,10 +265,13 @@ class OpenAICompatModel(BaseChatModel):
             await state.client.aclose()
 
     def close(self) -> None:
-        """Close every loop's client that can still be closed (loops that ended need none)."""
+        """Close every loop's client that can still be closed (loops that ended need none),
+        then stop the background loop that serves :meth:`generate`."""
         with self._states_lock:
             states = list(self._states.items())
             self._states.clear()
+        with self._background_lock:
+            background, self._background = self._background, None
         try:
             current = asyncio.get_running_loop()
         except RuntimeError:
@@ -274,9 +282,28 @@ class OpenAICompatModel(BaseChatModel):
             if loop is current:
                 loop.create_task(state.client.aclose())
             elif loop.is_running():
-                asyncio.run_coroutine_threadsafe(state.client.aclose(), loop)
+                done = asyncio.run_coroutine_threadsafe(state.client.aclose(), loop)
+                if background is not None and loop is background[0]:
+                    done.result(timeout=10)
             else:
                 loop.run_until_complete(state.client.aclose())
+        if background is not None:
+            loop, thread = background
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=10)
+            if not thread.is_alive():
+                loop.close()
+
+    def _background_loop(self) -> asyncio.AbstractEventLoop:
+        """The event loop, on its own daemon thread, that every blocking caller shares."""
+        with self._background_lock:
+            if self._background is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=loop.run_forever, daemon=True,
+                                          name=f"colbench-openai-{self.model}")
+                thread.start()
+                self._background = (loop, thread)
+            return self._background[0]
 
     # -- requests ---------------------------------------------------------------------------
     def request_body(self, conversation: Conversation, params: SamplingParams) -> dict[str, Any]:
@@ -375,15 +402,19 @@ class OpenAICompatModel(BaseChatModel):
 
     def generate(self, conversations: Sequence[Conversation],
                  params: SamplingParams | None = None) -> list[Completion]:
-        """Blocking form: runs the requests on a private event loop, then closes its client."""
-
-        async def run() -> list[Completion]:
-            try:
-                return await self.agenerate(conversations, params)
-            finally:
-                await self.aclose()
-
-        return asyncio.run(run())
+        """Blocking form, safe from any number of threads (the simulators call it from
+        worker threads): the requests run on one shared background loop, so they share its
+        connections and its ``concurrency`` bound."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise RuntimeError(f"{self.name}: generate() blocks; inside a coroutine use "
+                               "'await model.agenerate(...)'")
+        future = asyncio.run_coroutine_threadsafe(self.agenerate(conversations, params),
+                                                  self._background_loop())
+        return future.result()
 
 
 def build(rest: str, **_: Any) -> OpenAICompatModel:

@@ -118,13 +118,28 @@ def server() -> Iterator[ChatServer]:
     srv.close()
 
 
+@pytest.fixture
+def make() -> Iterator[Callable[[str], OpenAICompatModel]]:
+    """``load_model`` that closes what it built when the test ends."""
+    built: list[OpenAICompatModel] = []
+
+    def load(spec: str) -> OpenAICompatModel:
+        model = load_model(spec)
+        built.append(model)
+        return model
+
+    yield load
+    for model in built:
+        model.close()
+
+
 def conv(text: str) -> list[dict[str, str]]:
     return [{"role": "system", "content": "be brief"}, {"role": "user", "content": text}]
 
 
-def test_success_fills_text_usage_logprobs_and_sends_params(server, monkeypatch):
+def test_success_fills_text_usage_logprobs_and_sends_params(server, monkeypatch, make):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    model = load_model(f"openai:tiny-model@{server.url}")
+    model = make(f"openai:tiny-model@{server.url}")
     params = SamplingParams(temperature=0.3, max_tokens=17, top_p=0.9, seed=5, stop=("##",),
                             logprobs=True)
     [out] = model.generate([conv("hello there")], params)
@@ -143,36 +158,36 @@ def test_success_fills_text_usage_logprobs_and_sends_params(server, monkeypatch)
     assert server.headers[0]["Authorization"] == "Bearer sk-test"
 
 
-def test_no_logprobs_requested_sends_none_and_no_key_sends_no_auth(server, monkeypatch):
+def test_no_logprobs_requested_sends_none_and_no_key_sends_no_auth(server, monkeypatch, make):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    model = load_model(f"openai:m@{server.url}")
+    model = make(f"openai:m@{server.url}")
     [out] = model.generate([conv("a b")])
     assert out.logprobs is None and out.text == "echo a b"
     assert "logprobs" not in server.requests[0] and "seed" not in server.requests[0]
     assert "Authorization" not in server.headers[0]
 
 
-def test_token_ids_from_vllm_tokens_as_ids(server):
-    model = load_model(f"openai:m@{server.url}?tokens_as_ids=true")
+def test_token_ids_from_vllm_tokens_as_ids(server, make):
+    model = make(f"openai:m@{server.url}?tokens_as_ids=true")
     [out] = model.generate([conv("x y")], SamplingParams(logprobs=True))
     assert server.requests[0]["return_tokens_as_token_ids"] is True
     assert out.token_ids == [100, 101, 102]
     assert len(out.logprobs) == 3
 
 
-def test_500_then_success_is_retried(server):
+def test_500_then_success_is_retried(server, make):
     server.script = [Reply(500, {"error": {"message": "overloaded"}})]
-    model = load_model(f"openai:m@{server.url}?{FAST}")
+    model = make(f"openai:m@{server.url}?{FAST}")
     [out] = model.generate([conv("again")])
     assert out.text == "echo again"
     assert len(server.requests) == 2
     assert out.extra["retries"] == 1
 
 
-def test_429_honours_retry_after(server):
+def test_429_honours_retry_after(server, make):
     server.script = [Reply(429, {"error": {"message": "rate limited"}},
                            headers={"Retry-After": "0.3"})]
-    model = load_model(f"openai:m@{server.url}?{FAST}")
+    model = make(f"openai:m@{server.url}?{FAST}")
     start = time.perf_counter()
     [out] = model.generate([conv("later")])
     elapsed = time.perf_counter() - start
@@ -181,26 +196,26 @@ def test_429_honours_retry_after(server):
     assert elapsed >= 0.3  # waited as told, not the 1 ms backoff
 
 
-def test_retry_after_is_capped(server):
+def test_retry_after_is_capped(server, make):
     server.script = [Reply(429, b"slow down", headers={"Retry-After": "3600"})]
-    model = load_model(f"openai:m@{server.url}?{FAST}&max_retry_after=0.05")
+    model = make(f"openai:m@{server.url}?{FAST}&max_retry_after=0.05")
     start = time.perf_counter()
     [out] = model.generate([conv("soon")])
     assert out.text == "echo soon"
     assert time.perf_counter() - start < 2
 
 
-def test_timeout_is_retried_then_succeeds(server):
+def test_timeout_is_retried_then_succeeds(server, make):
     server.script = [Reply(delay=0.6)]
-    model = load_model(f"openai:m@{server.url}?{FAST}&timeout=0.15")
+    model = make(f"openai:m@{server.url}?{FAST}&timeout=0.15")
     [out] = model.generate([conv("slow")])
     assert out.text == "echo slow"
     assert len(server.requests) == 2
 
 
-def test_timeout_every_time_raises_model_failure(server):
+def test_timeout_every_time_raises_model_failure(server, make):
     server.default = lambda req: Reply(delay=0.6)
-    model = load_model(f"openai:m@{server.url}?{FAST}&timeout=0.1&max_retries=2")
+    model = make(f"openai:m@{server.url}?{FAST}&timeout=0.1&max_retries=2")
     start = time.perf_counter()
     with pytest.raises(ModelFailure) as info:
         model.generate([conv("never")])
@@ -211,18 +226,18 @@ def test_timeout_every_time_raises_model_failure(server):
     assert time.perf_counter() - start < 2
 
 
-def test_malformed_body_is_retried_then_succeeds(server):
+def test_malformed_body_is_retried_then_succeeds(server, make):
     server.script = [Reply(body=b"<html>gateway hiccup</html>"),
                      Reply(body={"id": "x", "object": "chat.completion"})]
-    model = load_model(f"openai:m@{server.url}?{FAST}")
+    model = make(f"openai:m@{server.url}?{FAST}")
     [out] = model.generate([conv("fine")])
     assert out.text == "echo fine"
     assert len(server.requests) == 3
 
 
-def test_malformed_body_every_time_raises_model_failure(server):
+def test_malformed_body_every_time_raises_model_failure(server, make):
     server.default = lambda req: Reply(body={"object": "chat.completion", "choices": []})
-    model = load_model(f"openai:m@{server.url}?{FAST}&max_retries=3")
+    model = make(f"openai:m@{server.url}?{FAST}&max_retries=3")
     with pytest.raises(ModelFailure) as info:
         model.generate([conv("broken")])
     assert "malformed" in str(info.value) and "choices" in str(info.value)
@@ -230,26 +245,26 @@ def test_malformed_body_every_time_raises_model_failure(server):
     assert len(server.requests) == 4
 
 
-def test_401_fails_at_once_with_the_server_message(server):
+def test_401_fails_at_once_with_the_server_message(server, make):
     server.default = lambda req: Reply(401, {"error": {"message": "Incorrect API key provided"}})
-    model = load_model(f"openai:m@{server.url}?{FAST}")
+    model = make(f"openai:m@{server.url}?{FAST}")
     with pytest.raises(ModelFailure) as info:
         model.generate([conv("hi")])
     assert "401" in str(info.value) and "Incorrect API key provided" in str(info.value)
     assert len(server.requests) == 1
 
 
-def test_400_with_plain_text_body_fails_at_once(server):
+def test_400_with_plain_text_body_fails_at_once(server, make):
     server.default = lambda req: Reply(400, b"max_tokens is too large for this model")
-    model = load_model(f"openai:m@{server.url}?{FAST}")
+    model = make(f"openai:m@{server.url}?{FAST}")
     with pytest.raises(ModelFailure, match="max_tokens is too large"):
         model.generate([conv("hi")])
     assert len(server.requests) == 1
 
 
-def test_5xx_every_time_names_url_status_and_error(server):
+def test_5xx_every_time_names_url_status_and_error(server, make):
     server.default = lambda req: Reply(503, {"error": {"message": "no capacity"}})
-    model = load_model(f"openai:m@{server.url}?{FAST}&max_retries=2")
+    model = make(f"openai:m@{server.url}?{FAST}&max_retries=2")
     with pytest.raises(ModelFailure) as info:
         model.generate([conv("hi")])
     message = str(info.value)
@@ -257,26 +272,26 @@ def test_5xx_every_time_names_url_status_and_error(server):
     assert len(server.requests) == 3
 
 
-def test_connection_refused_is_retried_then_fails():
+def test_connection_refused_is_retried_then_fails(make):
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    model = load_model(f"openai:m@http://127.0.0.1:{port}/v1?{FAST}&max_retries=1")
+    model = make(f"openai:m@http://127.0.0.1:{port}/v1?{FAST}&max_retries=1")
     with pytest.raises(ModelFailure, match="connection error"):
         model.generate([conv("anyone?")])
 
 
-def test_concurrency_bound_is_respected(server):
+def test_concurrency_bound_is_respected(server, make):
     server.default = lambda req: Reply(delay=0.1, body=completion_body(req))
-    model = load_model(f"openai:m@{server.url}?concurrency=3")
+    model = make(f"openai:m@{server.url}?concurrency=3")
     outs = model.generate([conv(f"n{i}") for i in range(12)])
     assert [o.text for o in outs] == [f"echo n{i}" for i in range(12)]  # order kept
     assert server.max_active == 3
 
 
-def test_concurrency_bound_holds_across_concurrent_agenerate_calls(server):
+def test_concurrency_bound_holds_across_concurrent_agenerate_calls(server, make):
     server.default = lambda req: Reply(delay=0.05, body=completion_body(req))
-    model = load_model(f"openai:m@{server.url}?concurrency=2")
+    model = make(f"openai:m@{server.url}?concurrency=2")
 
     async def main() -> list[str]:
         batches = await asyncio.gather(*(model.agenerate([conv(f"e{i}")]) for i in range(8)))
@@ -287,31 +302,31 @@ def test_concurrency_bound_holds_across_concurrent_agenerate_calls(server):
     assert server.max_active == 2
 
 
-def test_spec_sampling_options_override_the_callers(server):
-    model = load_model(f"openai:m@{server.url}?temperature=0.7&max_tokens=9&stop=END")
+def test_spec_sampling_options_override_the_callers(server, make):
+    model = make(f"openai:m@{server.url}?temperature=0.7&max_tokens=9&stop=END")
     model.generate([conv("x")], SamplingParams(temperature=0.0, max_tokens=100))
     sent = server.requests[0]
     assert (sent["temperature"], sent["max_tokens"], sent["stop"]) == (0.7, 9, ["END"])
 
 
-def test_extra_body_is_merged(server):
-    model = load_model(f'openai:m@{server.url}?extra_body={{"top_k":5}}')
+def test_extra_body_is_merged(server, make):
+    model = make(f'openai:m@{server.url}?extra_body={{"top_k":5}}')
     model.generate([conv("x")])
     assert server.requests[0]["top_k"] == 5
 
 
 # -- spec parsing ----------------------------------------------------------------------------
 
-def test_missing_base_url_says_how_to_give_one(monkeypatch):
+def test_missing_base_url_says_how_to_give_one(monkeypatch, make):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     with pytest.raises(ConfigError, match="OPENAI_BASE_URL") as info:
-        load_model("openai:gpt-4o-mini")
+        make("openai:gpt-4o-mini")
     assert "@http://" in str(info.value)
 
 
-def test_base_url_from_environment(monkeypatch, server):
+def test_base_url_from_environment(monkeypatch, server, make):
     monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/")
-    model = load_model("openai:from-env")
+    model = make("openai:from-env")
     assert isinstance(model, OpenAICompatModel)
     assert model.url == server.url + "/chat/completions"
     [out] = model.generate([conv("env")])
@@ -342,30 +357,59 @@ def test_parse_target_and_url_normalisation():
     ("colour=red", "unknown option"),
     ("api_key_env=COLBENCH_SURELY_UNSET_VAR", "COLBENCH_SURELY_UNSET_VAR"),
 ])
-def test_bad_options_are_config_errors(options, needle):
+def test_bad_options_are_config_errors(options, needle, make):
     with pytest.raises(ConfigError, match=needle):
-        load_model(f"openai:m@http://127.0.0.1:9/v1?{options}")
+        make(f"openai:m@http://127.0.0.1:9/v1?{options}")
 
 
-def test_api_key_env_option_reads_the_named_variable(server, monkeypatch):
+def test_api_key_env_option_reads_the_named_variable(server, monkeypatch, make):
     monkeypatch.setenv("MY_SERVER_KEY", "secret-1")
-    model = load_model(f"openai:m@{server.url}?api_key_env=MY_SERVER_KEY")
+    model = make(f"openai:m@{server.url}?api_key_env=MY_SERVER_KEY")
     model.generate([conv("k")])
     assert server.headers[0]["Authorization"] == "Bearer secret-1"
     assert "secret-1" not in model.name
 
 
-def test_error_object_with_status_200_is_retried_and_reported(server):
+def test_error_object_with_status_200_is_retried_and_reported(server, make):
     server.default = lambda req: Reply(body={"error": {"message": "engine crashed"}})
-    model = load_model(f"openai:m@{server.url}?{FAST}&max_retries=1")
+    model = make(f"openai:m@{server.url}?{FAST}&max_retries=1")
     with pytest.raises(ModelFailure, match="engine crashed"):
         model.generate([conv("x")])
     assert len(server.requests) == 2
 
 
-def test_server_dropping_the_connection_is_retried(server):
+def test_server_dropping_the_connection_is_retried(server, make):
     server.script = [Reply(drop=True)]
-    model = load_model(f"openai:m@{server.url}?{FAST}")
+    model = make(f"openai:m@{server.url}?{FAST}")
     [out] = model.generate([conv("whole")])
     assert out.text == "echo whole"
     assert len(server.requests) == 2
+
+
+def test_blocking_generate_from_many_threads_shares_the_bound(server, make):
+    server.default = lambda req: Reply(delay=0.05, body=completion_body(req))
+    model = make(f"openai:m@{server.url}?concurrency=2")
+    results: dict[int, str] = {}
+
+    def worker(i: int) -> None:
+        results[i] = model.generate([conv(f"t{i}")])[0].text
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    model.close()
+    assert results == {i: f"echo t{i}" for i in range(8)}
+    assert server.max_active == 2
+
+
+def test_blocking_generate_inside_a_coroutine_is_refused(server, make):
+    model = make(f"openai:m@{server.url}")
+
+    async def misuse() -> None:
+        model.generate([conv("x")])
+
+    with pytest.raises(RuntimeError, match="agenerate"):
+        asyncio.run(misuse())
+    model.close()
