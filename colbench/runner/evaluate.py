@@ -175,7 +175,10 @@ class Runner:
         return {"env": self.config.env, "model": self.config.model, "split": self.config.split,
                 "task_set": {"name": self.tasks.name, "hash": self.tasks.hash},
                 "trials": self.config.trials, "seed": self.config.seed,
-                "env_kwargs": self.config.env_options()}
+                "env_kwargs": self.config.env_options(),
+                # Sampling changes what the model says: a rerun with other settings is
+                # another run, not the rest of this one.
+                "sampling": asdict(self.config.sampling)}
 
     def _prepare_out(self) -> set[tuple[str, int]]:
         self.out.mkdir(parents=True, exist_ok=True)

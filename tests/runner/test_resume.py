@@ -111,6 +111,12 @@ def test_a_different_command_on_the_same_out_is_refused(tmp_path, guess_env_id, 
     assert main(["evaluate", guess_env_id, "--num-tasks", "2", "--out", str(out),
                  "--no-progress", "--model", "scripted:oracle"]) == 2
     assert "task_set" in capsys.readouterr().err
+    # So is another sampling temperature: it changes what the model says.
+    assert main([*base, "--model", "scripted:oracle", "--temperature", "0.7"]) == 2
+    assert "sampling" in capsys.readouterr().err
+    # Another concurrency is the same run, resumed.
+    assert main([*base, "--model", "scripted:oracle", "--concurrency", "3"]) == 0
+    assert (out / "episodes.jsonl").read_bytes() == before
 
 
 def test_resume_flag_needs_a_run_to_resume(tmp_path, guess_env_id, capsys):
