@@ -66,7 +66,7 @@ _SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("below", "under", "less", "fewer", "lower", "smaller", "beneath", "before"),
     ("minimum", "min", "least"),
     ("maximum", "max", "most", "cap", "capped", "upto"),
-    ("percent", "percentage", "pct", "rate", "ratio", "fraction", "proportion", "share"),
+    ("percent", "percentage", "pct", "rate", "ratio", "fraction", "proportion"),
     ("round", "rounding", "decimal", "decimals", "precision", "digit", "digits", "place",
      "places", "nearest", "truncate", "truncated", "ceil", "ceiling", "floor", "whole"),
     ("sort", "sorted", "sorting", "rank", "ranking", "ranked", "arrange", "arranged",
@@ -124,7 +124,7 @@ def _simple_stem(word: str) -> str:
         return word[:-2]
     if word.endswith("s") and not word.endswith(("ss", "us", "is")):
         return word[:-1]
-    if word.endswith("ing") and len(word) > 5:
+    if word.endswith("ing") and len(word) > 6:
         return word[:-3]
     if word.endswith("ed") and len(word) > 4 and not word.endswith("eed"):
         return word[:-2]
@@ -235,10 +235,10 @@ def _number_tokens(text: str) -> list[str]:
 
 #: Concept tags that identify a fact on their own ("how should it be rounded?").
 STRONG_CONCEPTS = frozenset({"round", "sort", "default", "error", "threshold", "percent",
-                             "tie", "dictionary", "descending", "ascending"})
+                             "tie", "dictionary", "descending", "ascending", "free"})
 #: Concept tags that only help when something else matches too.
 WEAK_CONCEPTS = frozenset({"above", "below", "minimum", "maximum", "return", "extra",
-                           "reduce", "multiply", "divide", "list", "key", "allowed", "free",
+                           "reduce", "multiply", "divide", "list", "key", "allowed",
                            "cost", "total", "quantity", "true", "false"})
 
 
@@ -480,7 +480,9 @@ class _Speaker:
                 and lower is None and upper is None:
             return f"{base} reversed"
         if lower is None and upper is not None:
-            return f"the first {upper} items of {base}"
+            # "the first 3" is an upper bound: what "at most how many?" asks for.
+            self.terms.add("maximum")
+            return f"the first {upper} items of {base} (at most {upper})"
         if upper is None and lower is not None:
             return f"{base} from position {lower} on (counting from 0)"
         if lower is not None and upper is not None:
@@ -555,7 +557,7 @@ class _Speaker:
         if isinstance(node.op, ast.Not):
             inner = node.operand
             if isinstance(inner, (ast.Name, ast.Attribute, ast.Subscript)):
-                return f"{self.expr(inner, 9)} is false"
+                return self.truth(inner, positive=False)
             if isinstance(inner, ast.Compare) and len(inner.ops) == 1:
                 return self._compare(inner, negate=True)
             return self._wrap(f"not {self.expr(inner, 3)}", 3, parent)
@@ -628,10 +630,24 @@ class _Speaker:
             return f"{subject} is {'' if yes else 'not '}in {self.expr(right, 5)}"
         return f"{subject} compared with {self.expr(right, 5)}"
 
+    def truth(self, node: ast.AST, positive: bool = True) -> str:
+        """A flag as a condition: ``is_member`` -> "it is member", ``has_receipt`` -> "it has
+        receipt", ``express`` -> "express is true" (and the opposites)."""
+        if isinstance(node, ast.Name):
+            words = identifier_words(node.id)
+            self._note_words(node.id)
+            if len(words) > 1 and words[0] in ("is", "has", "can", "should", "was"):
+                rest = " ".join(words[1:])
+                verb = words[0]
+                if verb == "has":
+                    return f"it has {rest}" if positive else f"it has no {rest}"
+                return f"it {verb} {rest}" if positive else f"it {verb} not {rest}"
+        return f"{self.expr(node, 9)} is {'true' if positive else 'false'}"
+
     def condition(self, node: ast.AST, parent: int = 0) -> str:
         """A test, in words: a bare name reads "x is true"."""
         if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
-            return f"{self.expr(node, 9)} is true"
+            return self.truth(node)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                 and node.func.id == "len" and len(node.args) == 1:
             return f"{self.expr(node.args[0], 9)} is not empty"
@@ -841,8 +857,10 @@ class _Speaker:
             other = next((a for a in args if a is not const), None)
             if const is not None and other is not None:
                 if which == "min":
+                    self.terms.add("maximum")
                     self.concepts.update({"maximum", "threshold"})
                     return f"{self.expr(other, 9)}, capped at {self.expr(const, 9)}"
+                self.terms.add("minimum")
                 self.concepts.update({"minimum", "threshold"})
                 return f"{self.expr(other, 9)}, but never below {self.expr(const, 9)}"
             word = "larger" if which == "max" else "smaller"
@@ -1043,6 +1061,22 @@ class _Speaker:
 _TERMINAL = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
+def _same_subject(first: ast.expr | None, second: ast.expr) -> bool:
+    """Whether two tests compare the same thing with a constant (``x < 10`` and ``x < 20``)."""
+    if not (isinstance(first, ast.Compare) and isinstance(second, ast.Compare)):
+        return False
+    if len(first.ops) != 1 or len(second.ops) != 1:
+        return False
+    ordered = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+    if not (isinstance(first.ops[0], ordered) and isinstance(second.ops[0], ordered)):
+        return False
+    limit = first.comparators[0]
+    if _is_number(limit) and _number_value(limit) == 0:
+        return False  # a sign check ("x <= 0 is invalid") bounds no band worth saying
+    return (ast.unparse(first.left) == ast.unparse(second.left)
+            and _literal_of(limit) and _literal_of(second.comparators[0]))
+
+
 def _ends_in_exit(body: Sequence[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
 
@@ -1167,6 +1201,9 @@ class _Extractor:
                 negation = self._negation(last_guard.test)
                 ctx.append(self._clause(f"otherwise, when {negation}") if negation
                            else _Context("otherwise"))
+            band = self._band(last_guard, stmt)
+            if band is not None:
+                ctx.append(band)
             self.statement(stmt, ctx, main)
             if isinstance(stmt, ast.If) and _ends_in_exit(stmt.body) and not stmt.orelse:
                 last_guard = stmt
@@ -1316,7 +1353,9 @@ class _Extractor:
                      extra_concepts={"list", "allowed"})
             return
         if _literal_of(value):
-            self.add("constant", f"{name} is {sp.literal(value)}", line, context)
+            zero = {"free"} if _is_number(value) and _number_value(value) == 0 else set()
+            self.add("constant", f"{name} is {sp.literal(value)}", line, context,
+                     extra_concepts=zero)
             return
         text = sp.expr(value, 0)
         kind = "formula"
@@ -1354,8 +1393,8 @@ class _Extractor:
                 and len(assign.targets) == 1 and _literal_of(test.comparators[0])):
             return False
         subject, limit = test.left, test.comparators[0]
-        if ast.dump(assign.targets[0]) != ast.dump(subject) \
-                or ast.dump(assign.value) != ast.dump(limit):
+        if ast.unparse(assign.targets[0]) != ast.unparse(subject) \
+                or ast.unparse(assign.value) != ast.unparse(limit):
             return False
         sp = self.speaker
         sp.reset()
@@ -1369,6 +1408,8 @@ class _Extractor:
             concepts = {"minimum", "threshold"}
         else:
             return False
+        # A cap or floor is what "is there a maximum?" asks about: the word identifies it.
+        sp.terms.update(concepts - {"threshold"})
         self.add("formula", clause, stmt.lineno, context, extra_concepts=concepts)
         return True
 
@@ -1379,10 +1420,15 @@ class _Extractor:
         first: ast.If = stmt
         node: ast.stmt | None = stmt
         count = 0
+        previous: ast.expr | None = None
         while isinstance(node, ast.If):
             sp.reset()
             cond = sp.condition(node.test)
+            if count and _same_subject(previous, node.test):
+                # "otherwise, if x is below 40 and x is at least 20": the band, both ends.
+                cond = f"{self._negation(previous)} and {cond}"
             clause = self._clause(f"otherwise, if {cond}" if count else f"if {cond}")
+            previous = node.test
             self._branch(node.body, context + [clause], main)
             count += 1
             orelse = node.orelse
@@ -1399,15 +1445,25 @@ class _Extractor:
                 self._branch(orelse, context + [other], main)
             node = None
 
+    def _band(self, guard: ast.If | None, stmt: ast.stmt) -> _Context | None:
+        """After a guard on the same quantity (``if x < 18.5: return ...`` then ``if x < 25``),
+        the next test holds only above the guard's limit: a clause that says so."""
+        if guard is None or not isinstance(stmt, ast.If) or not _same_subject(guard.test,
+                                                                              stmt.test):
+            return None
+        self.speaker.reset()
+        negation = self._negation(guard.test)
+        return self._clause(f"when {negation}") if negation else None
+
     def _negation(self, test: ast.expr) -> str | None:
         sp = self.speaker
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
             return sp._compare(test, negate=True)
         if isinstance(test, (ast.Name, ast.Attribute)):
-            return f"{sp.expr(test, 9)} is false"
+            return sp.truth(test, positive=False)
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) \
                 and isinstance(test.operand, (ast.Name, ast.Attribute)):
-            return f"{sp.expr(test.operand, 9)} is true"
+            return sp.truth(test.operand)
         return None
 
     def _branch(self, body: Sequence[ast.stmt], context: list[_Context], main: bool) -> None:
@@ -1429,6 +1485,8 @@ class _Extractor:
         concepts = {"return"}
         if self._looks_like_error(value):
             concepts.add("error")
+        if _is_number(value) and _number_value(value) == 0:
+            concepts.add("free")
         text = sp.expr(value, 0)
         self.add("return", f"the result is {text}", line, context, extra_concepts=concepts)
         if main and all(c.text == "otherwise" for c in context):

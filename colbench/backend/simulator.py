@@ -404,7 +404,8 @@ def _expand(tokens: Iterable[str], vocabulary: frozenset[str]) -> dict[str, floa
             short, long = sorted((known, token), key=len)
             if len(short) < 3:
                 continue
-            if long.startswith(short) or (len(short) >= 4 and long.endswith(short)):
+            if (long.startswith(short) and len(long) - len(short) <= 4) or (
+                    len(short) >= 5 and long.endswith(short)):
                 out[known] = max(out.get(known, 0.0), 0.7)
     return out
 
