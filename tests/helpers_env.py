@@ -25,6 +25,7 @@ import itertools
 import os
 import random
 import re
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -203,9 +204,22 @@ def asker_reply(messages: Sequence[dict[str, str]]) -> str:
     return "What is your number?"
 
 
+#: Calls of :func:`slow_asker` running now, and the most at once since the last reset.
+IN_FLIGHT = {"now": 0, "peak": 0}
+_in_flight_lock = threading.Lock()
+
+
 def slow_asker(messages: list[dict[str, str]]) -> str:
-    """The asker, taking ``COLBENCH_TEST_DELAY`` seconds (default 0.1) per reply in a thread."""
-    time.sleep(float(os.environ.get("COLBENCH_TEST_DELAY", "0.1")))
+    """The asker, taking ``COLBENCH_TEST_DELAY`` seconds (default 0.1) per reply; a plain
+    function, so it blocks the thread it runs in. Counts its calls in flight."""
+    with _in_flight_lock:
+        IN_FLIGHT["now"] += 1
+        IN_FLIGHT["peak"] = max(IN_FLIGHT["peak"], IN_FLIGHT["now"])
+    try:
+        time.sleep(float(os.environ.get("COLBENCH_TEST_DELAY", "0.1")))
+    finally:
+        with _in_flight_lock:
+            IN_FLIGHT["now"] -= 1
     return asker_reply(messages)
 
 

@@ -300,6 +300,12 @@ class Runner:
                              status="error", error=last_error, attempts=attempts)
 
     async def run(self) -> Summary:
+        """Run every episode not yet in the run directory, then write the summary.
+
+        Models that block run in the event loop's default executor; :func:`evaluate` sizes
+        it to the concurrency. On a loop of your own, size it yourself
+        (``loop.set_default_executor``) or blocking models run fewer episodes at once.
+        """
         started = time.time()
         done = self._prepare_out()
         todo = [(task.id, trial) for trial in range(self.config.trials) for task in self.tasks
@@ -383,6 +389,17 @@ def evaluate(config: EvalConfig, model: BaseChatModel | None = None) -> Summary:
     """Run an evaluation to completion (resuming what ``config.out`` already holds)."""
     runner = Runner(config, model=model)
     try:
-        return asyncio.run(runner.run())
+        return asyncio.run(_run_with_model_threads(runner))
     finally:
         runner.close()
+
+
+async def _run_with_model_threads(runner: Runner) -> Summary:
+    # Blocking models (a plain python: function, scripted agents, any adapter that only
+    # implements generate) run through asyncio.to_thread, i.e. the loop's default executor,
+    # which holds min(32, cpus + 4) threads: on a small machine that would cap the episodes
+    # in flight far below --concurrency. asyncio.run shuts this executor down at the end.
+    workers = runner.config.concurrency + 4
+    asyncio.get_running_loop().set_default_executor(
+        ThreadPoolExecutor(max_workers=workers, thread_name_prefix="colbench-model"))
+    return await runner.run()

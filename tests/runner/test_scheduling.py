@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import helpers_env
+
 from colbench.runner import EvalConfig, episode_seed, evaluate, read_episodes
 
 
@@ -72,3 +74,15 @@ def test_base_seed_changes_every_episode_seed():
     assert episode_seed(0, "t", 0) != episode_seed(1, "t", 0)
     assert episode_seed(0, "t", 0) == episode_seed(0, "t", 0)
     assert episode_seed(0, "t", 0) != episode_seed(0, "t", 1)
+
+
+def test_blocking_python_models_overlap_too(tmp_path, guess_env_id, monkeypatch):
+    # A plain (not async) function runs in a worker thread; the threads must not cap the
+    # episodes in flight below --concurrency (asyncio's default pool has min(32, cpus + 4)).
+    monkeypatch.setenv("COLBENCH_TEST_DELAY", "0.1")
+    monkeypatch.setitem(helpers_env.IN_FLIGHT, "peak", 0)
+    n = 40
+    evaluate(EvalConfig(env=guess_env_id, model="python:helpers_env:slow_asker",
+                        out=tmp_path / "run", env_kwargs={"num_tasks": n}, concurrency=n,
+                        progress=False))
+    assert helpers_env.IN_FLIGHT["peak"] >= 36
