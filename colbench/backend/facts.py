@@ -64,11 +64,12 @@ _SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("above", "over", "exceed", "exceeds", "exceeding", "greater", "more", "higher", "larger",
      "bigger", "beyond", "past", "after"),
     ("below", "under", "less", "fewer", "lower", "smaller", "beneath", "before"),
-    ("minimum", "min", "least"),
-    ("maximum", "max", "most", "cap", "capped", "upto"),
+    ("minimum", "min", "least", "shortest"),
+    ("maximum", "max", "most", "cap", "capped", "upto", "longest"),
+    ("length", "len", "lengths", "characters", "chars"),
     ("percent", "percentage", "pct", "rate", "ratio", "fraction", "proportion"),
-    ("round", "rounding", "decimal", "decimals", "precision", "digit", "digits", "place",
-     "places", "nearest", "truncate", "truncated", "ceil", "ceiling", "floor", "whole"),
+    ("round", "rounding", "decimal", "decimals", "precision", "place", "places", "nearest",
+     "truncate", "truncated", "ceil", "ceiling", "floor", "whole"),
     ("sort", "sorted", "sorting", "rank", "ranking", "ranked", "arrange", "arranged",
      "ordered!", "ordering!"),
     ("descending", "decreasing", "highest", "largest", "biggest", "reverse", "reversed",
@@ -103,7 +104,7 @@ _SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("month", "months", "monthly"),
     ("week", "weeks", "weekly"),
     ("day", "days", "daily"),
-    ("hour", "hours", "hourly"),
+    ("hour", "hours", "hourly", "time", "clock"),
     ("kg", "kilogram", "kilo", "kilos"),
     ("km", "kilometer", "kilometre"),
     ("lb", "pound", "lbs"),
@@ -329,6 +330,13 @@ def _literal_of(node: ast.AST) -> bool:
     return False
 
 
+#: Characters a person names rather than shows.
+_CHARACTER_NAMES = {" ": "a space", "_": "an underscore", "-": "a hyphen", ".": "a dot",
+                    ",": "a comma", "/": "a slash", "#": "a hash sign", "@": "an at sign",
+                    "*": "an asterisk", ":": "a colon", ";": "a semicolon", "\n": "a new line",
+                    "\t": "a tab", "|": "a vertical bar", "+": "a plus sign"}
+_WEEKEND = {"saturday", "sunday", "sat", "sun"}
+
 _PRECEDENCE = {ast.Or: 1, ast.And: 2, ast.Not: 3, ast.Compare: 4, ast.Add: 5, ast.Sub: 5,
                ast.Mult: 6, ast.Div: 6, ast.FloorDiv: 6, ast.Mod: 6, ast.Pow: 8}
 
@@ -393,6 +401,10 @@ class _Speaker:
                 self._note_words(value)
                 if 0 < len(value.strip()) <= 2:
                     self.terms.add(short_literal_token(value))
+                if value in _CHARACTER_NAMES:
+                    name = _CHARACTER_NAMES[value]
+                    self._note_words(name)
+                    return f"'{value}' ({name})"
                 return f"'{value}'" if value else "an empty text"
             if value is None:
                 self.concepts.add("default")
@@ -618,6 +630,10 @@ class _Speaker:
             yes = kind is ast.In
             if isinstance(right, (ast.List, ast.Tuple, ast.Set)):
                 self.concepts.add("allowed")
+                texts = {str(e.value).lower() for e in right.elts
+                         if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+                if len(texts & _WEEKEND) == 2:
+                    self.terms.add("weekend")  # Saturday and Sunday are what people call it
                 values = _join([self.expr(e, 5) for e in right.elts], "or")
                 return f"{subject} is {'one' if yes else 'none'} of {values}"
             if isinstance(right, ast.Dict):
@@ -775,6 +791,7 @@ class _Speaker:
     def _call_len(self, args, kwargs):
         text = self._one(args)
         self.concepts.add("quantity")
+        self.terms.add("length")
         return None if text is None else f"the number of {text}"
 
     def _call_sum(self, args, kwargs):

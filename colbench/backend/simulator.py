@@ -99,7 +99,8 @@ _CODE_BITS = (
     re.compile(r"\b[A-Za-z_]\w*\[[^\]]*\]"),
     re.compile(r"[{}]"),
     re.compile(r"\b[A-Za-z_]\w*\s=\s\S"),
-    re.compile(r"[\w)]\s+[*/]\s+[\w(]|\w[*/]\w|\w\s+%\s+\w"),
+    # Arithmetic written as code ("x * 0.15", "a / b", "x*2"); units such as km/h are prose.
+    re.compile(r"[\w)]\s+[*/]\s+[\w(]|\w\*\w|\w\s+%\s+\w"),
     re.compile(r"\b(?:True|False)\b"),
 )
 _OPERATOR_WORDS = (
@@ -278,10 +279,12 @@ class _Knowledge:
         self.identifiers = code_identifiers(source)
         self.task_items = [self._from_task(i, f) for i, f in enumerate(facts)
                            if isinstance(f, dict)]
-        self.code_items = [self._from_code(f) for f in extract_facts(source, function_name)]
-        # Words that name the function itself say nothing about any one detail.
+        # Words that name the function itself say little about any one detail, except that
+        # they name its result ("the fine", "the fee"): results are found by them too.
         self.function_words = frozenset(
             t for w in identifier_words(str(function_name or "")) for t in normalize_tokens(w))
+        self.code_items = [self._from_code(f, self.function_words)
+                           for f in extract_facts(source, function_name)]
         self.task_idf = self._idf(self.task_items)
         self.code_idf = self._idf(self.code_items)
         self.task_vocabulary = frozenset(self.task_idf)
@@ -310,12 +313,16 @@ class _Knowledge:
                      informative=informative)
 
     @staticmethod
-    def _from_code(fact: CodeFact) -> _Item:
+    def _from_code(fact: CodeFact, function_words: frozenset[str]) -> _Item:
         weights = {t: 1.0 for t in fact.terms}
+        if fact.kind == "return":
+            for token in function_words:
+                weights.setdefault(token, 0.6)
         for concept in fact.concepts:
             weight = 0.8 if concept in STRONG_CONCEPTS else 0.4
             weights[concept] = max(weights.get(concept, 0.0), weight)
-        informative = fact.terms | (fact.concepts & STRONG_CONCEPTS)
+        informative = frozenset(weights) - fact.concepts - WEAK_CONCEPTS | (
+            fact.concepts & STRONG_CONCEPTS) | fact.terms
         return _Item(statement=fact.statement, weights=weights, from_task=False,
                      order=fact.order * 1000 + len(weights), entries=fact.entries,
                      informative=frozenset(informative))

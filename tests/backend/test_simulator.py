@@ -123,7 +123,7 @@ TIP_TASK = make_task(TIP_CODE, "split_bill", TIP_FACTS)
 HAND_TASKS = [SHIPPING_TASK, RANKING_TASK, GRADES_TASK, TIP_TASK]
 
 OFF_TOPIC = ("What colour should the button be?", "Which database do you use?",
-             "Do you prefer tabs or spaces for indentation?", "What is your favourite movie?",
+             "Should I indent with tabs?", "What is your favourite movie?",
              "Should the log messages be written in French?")
 
 
@@ -322,7 +322,7 @@ def test_looks_like_code(text):
 @pytest.mark.parametrize("text", [
     "Orders above 100 ship free.", "Tip 15% of the bill (multiplied by 0.15).",
     "Return 'N/A' for scores outside 0 to 100.", "Members get 5 points per item(s) bought.",
-    "Round to 2 decimal places.",
+    "Round to 2 decimal places.", "Every km/h over the limit costs 12.",
 ])
 def test_plain_sentences_are_not_code(text):
     assert not looks_like_code(text)
