@@ -89,7 +89,7 @@ _SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
      "increase", "increment"),
     ("reduce", "reduction", "discount", "discounts", "subtract", "minus", "deduct",
      "deduction", "decrease", "off"),
-    ("multiply", "multiplied", "times", "multiplier", "factor", "scale", "scaled"),
+    ("multiply", "multiplied", "times!", "multiplier", "factor", "scale", "scaled"),
     ("divide", "divided", "split", "per"),
     ("free", "zero", "nothing", "waive", "waived"),
     ("negative", "nonpositive"),
@@ -105,6 +105,9 @@ _SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("week", "weeks", "weekly"),
     ("day", "days", "daily"),
     ("hour", "hours", "hourly", "time", "clock"),
+    ("end", "last", "trailing", "final"),
+    ("start", "first", "beginning", "leading", "initial"),
+    ("fixed", "flat", "base", "basic", "standard"),
     ("kg", "kilogram", "kilo", "kilos"),
     ("km", "kilometer", "kilometre"),
     ("lb", "pound", "lbs"),
@@ -236,7 +239,7 @@ def _number_tokens(text: str) -> list[str]:
 
 #: Concept tags that identify a fact on their own ("how should it be rounded?").
 STRONG_CONCEPTS = frozenset({"round", "sort", "default", "error", "threshold", "percent",
-                             "tie", "dictionary", "descending", "ascending", "free"})
+                             "tie", "dictionary", "descending", "ascending", "free", "fixed"})
 #: Concept tags that only help when something else matches too.
 WEAK_CONCEPTS = frozenset({"above", "below", "minimum", "maximum", "return", "extra",
                            "reduce", "multiply", "divide", "list", "key", "allowed",
@@ -259,6 +262,9 @@ class CodeFact:
     order: int = 0
     #: For tables: (normalised key words, sentence about that one entry).
     entries: tuple[tuple[frozenset[str], str], ...] = field(default=())
+    #: Words that only say when the fact holds by elimination ("otherwise, when x is above
+    #: 0"); they match more weakly than the fact's own words.
+    soft_terms: frozenset[str] = frozenset()
 
     @property
     def keywords(self) -> frozenset[str]:
@@ -482,10 +488,10 @@ class _Speaker:
                                     else f"item {-position} from the end")
             return f"the {word} item of {base}"
         if isinstance(index, ast.Slice):
-            return self._slice(index, base)
+            return self._slice(index, base, node.value)
         return f"the entry of {base} for {self.expr(index)}"
 
-    def _slice(self, index: ast.Slice, base: str) -> str:
+    def _slice(self, index: ast.Slice, base: str, node_value: ast.expr) -> str:
         lower = self.expr(index.lower) if index.lower is not None else None
         upper = self.expr(index.upper) if index.upper is not None else None
         if index.step is not None and _is_number(index.step) and _number_value(index.step) == -1 \
@@ -493,9 +499,13 @@ class _Speaker:
             return f"{base} reversed"
         if lower is None and upper is not None:
             # "the first 3" is an upper bound: what "at most how many?" asks for.
-            self.terms.add("maximum")
+            self.terms.update({"maximum", "start"})
             return f"the first {upper} items of {base} (at most {upper})"
         if upper is None and lower is not None:
+            count = _count_from_end(index.lower, node_value)
+            if count is not None:
+                self.terms.add("end")
+                return f"the last {self.expr(count, 9)} items of {base}"
             return f"{base} from position {lower} on (counting from 0)"
         if lower is not None and upper is not None:
             return f"the items of {base} from position {lower} up to {upper} (counting from 0)"
@@ -518,6 +528,8 @@ class _Speaker:
                         text = (f"{_percent(value)} of {self.expr(other, 6)} "
                                 f"(multiplied by {self.number(value)})")
                         return self._wrap(text, prec, parent)
+                    # A quantity times a constant is a per-unit rate ("2.5 per hour").
+                    self.concepts.add("percent")
                     return self._wrap(f"{self.expr(other, 6)} times {self.number(value)}",
                                       prec, parent)
             return self._wrap(f"{self.expr(node.left, 6)} times {self.expr(node.right, 7)}",
@@ -526,7 +538,8 @@ class _Speaker:
         right = self.expr(node.right, prec + 1)
         if _is_number(node.right) or _is_number(node.left):
             if op is ast.Add:
-                self.concepts.add("extra")
+                # A constant added on is a flat part: a base fee, a fixed charge.
+                self.concepts.update({"extra", "fixed"})
             elif op is ast.Sub:
                 self.concepts.add("reduce")
         if op is ast.Add:
@@ -1094,6 +1107,20 @@ def _same_subject(first: ast.expr | None, second: ast.expr) -> bool:
             and _literal_of(limit) and _literal_of(second.comparators[0]))
 
 
+def _count_from_end(lower: ast.expr | None, sequence: ast.expr) -> ast.expr | None:
+    """``k`` when a slice starts ``k`` from the end: ``x[-k:]`` or ``x[len(x) - k:]``."""
+    if lower is None:
+        return None
+    if isinstance(lower, ast.UnaryOp) and isinstance(lower.op, ast.USub):
+        return lower.operand
+    if isinstance(lower, ast.BinOp) and isinstance(lower.op, ast.Sub) \
+            and isinstance(lower.left, ast.Call) and isinstance(lower.left.func, ast.Name) \
+            and lower.left.func.id == "len" and len(lower.left.args) == 1 \
+            and ast.unparse(lower.left.args[0]) == ast.unparse(sequence):
+        return lower.right
+    return None
+
+
 def _ends_in_exit(body: Sequence[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
 
@@ -1127,12 +1154,14 @@ def _single_constant_assignments(body: Iterable[ast.stmt]) -> dict[str, ast.expr
 
 
 class _Context(tuple):
-    """One enclosing clause of a statement: its words and what matches it."""
+    """One enclosing clause of a statement: its words and what matches it. A ``soft`` clause
+    (a guard's opposite, "otherwise, when x is above 0") gives its words weakly."""
 
     __slots__ = ()
 
-    def __new__(cls, text: str, terms: Iterable[str] = (), concepts: Iterable[str] = ()):
-        return super().__new__(cls, (text, frozenset(terms), frozenset(concepts)))
+    def __new__(cls, text: str, terms: Iterable[str] = (), concepts: Iterable[str] = (),
+                soft: bool = False):
+        return super().__new__(cls, (text, frozenset(terms), frozenset(concepts), soft))
 
     @property
     def text(self) -> str:
@@ -1173,17 +1202,23 @@ class _Extractor:
             return
         self._seen.add(sentence)
         terms = set(terms)
+        soft: set[str] = set()
         concepts = set(concepts) | set(extra_concepts)
         for ctx in context:
-            terms |= ctx[1]
             concepts |= ctx[2]
+            if ctx[3]:
+                soft |= ctx[1]
+            else:
+                terms |= ctx[1]
         self.facts.append(CodeFact(kind=kind, statement=sentence, terms=frozenset(terms),
                                    concepts=frozenset(concepts), order=order,
-                                   entries=entries))
+                                   entries=entries, soft_terms=frozenset(soft - terms)))
 
-    def _clause(self, text: str) -> _Context:
+    def _clause(self, text: str, soft: bool = False) -> _Context:
         """A context clause whose words are the ones the speaker noted while rendering it."""
         terms, concepts = self.speaker.reset()
+        if soft:
+            return _Context(text, terms, concepts, soft=True)
         return _Context(text, terms, concepts)
 
     # -- function-level facts ----------------------------------------------------------------
@@ -1216,7 +1251,7 @@ class _Extractor:
                     c.text.startswith("otherwise") for c in ctx):
                 self.speaker.reset()
                 negation = self._negation(last_guard.test)
-                ctx.append(self._clause(f"otherwise, when {negation}") if negation
+                ctx.append(self._clause(f"otherwise, when {negation}", soft=True) if negation
                            else _Context("otherwise"))
             band = self._band(last_guard, stmt)
             if band is not None:
@@ -1283,6 +1318,8 @@ class _Extractor:
         if op is ast.Add:
             clause = f"add {amount} to {target}"
             sp.concepts.add("extra")
+            if _is_number(stmt.value):
+                sp.concepts.add("fixed")
         elif op is ast.Sub:
             clause = f"subtract {amount} from {target}"
             sp.concepts.add("reduce")

@@ -314,7 +314,8 @@ class _Knowledge:
 
     @staticmethod
     def _from_code(fact: CodeFact, function_words: frozenset[str]) -> _Item:
-        weights = {t: 1.0 for t in fact.terms}
+        weights = {t: 0.5 for t in fact.soft_terms}
+        weights.update({t: 1.0 for t in fact.terms})
         if fact.kind == "return":
             for token in function_words:
                 weights.setdefault(token, 0.6)

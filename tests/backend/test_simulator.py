@@ -217,7 +217,7 @@ def test_ast_path_table_question_names_one_entry_only(sim):
     ("What score do you need for an A?", "90"),
     ("What do you return for a score outside 0 to 100?", "'N/A'"),
     ("Is the curved score capped at a maximum?", "100"),
-    ("What grade is given when the total is below 65?", "'F'"),
+    ("When does someone get an F?", "below 65"),
 ])
 def test_ast_path_grade_letters_and_labels(sim, question, expected):
     reply = sim.reply(GRADES_TASK, [], question)
@@ -474,7 +474,6 @@ def test_generated_tasks_value_rate_off_topic_and_no_code(generated, sim):
     misses = []
     for task in generated:
         source = task.privileged["ground_truth"]
-        expressions = reference_expressions(source)
         for fact in task.privileged["facts"]:
             for question in (fact["question"], name_paraphrase(fact)):
                 reply = sim.reply(task, [], question)
@@ -483,9 +482,7 @@ def test_generated_tasks_value_rate_off_topic_and_no_code(generated, sim):
                     answered += 1
                 else:
                     misses.append((task.id, fact["name"], question, reply))
-                assert len(reply) <= MAX_REPLY_CHARS
-                found = code_in(reply, expressions)
-                assert found is None, (task.id, question, reply, found)
+                assert_well_formed(reply, source)
         for question in OFF_TOPIC:
             reply = sim.reply(task, [], question)
             assert reply == DONT_KNOW, (task.id, question, reply)
@@ -501,12 +498,10 @@ def test_generated_tasks_without_facts_answer_from_the_ast(generated, sim):
     bool_pairs = bool_answered = 0
     for task in generated:
         stripped = strip_facts(task)
-        expressions = reference_expressions(task.privileged["ground_truth"])
+        source = task.privileged["ground_truth"]
         for fact in task.privileged["facts"]:
             reply = sim.reply(stripped, [], fact["question"])
-            assert len(reply) <= MAX_REPLY_CHARS
-            found = code_in(reply, expressions)
-            assert found is None, (task.id, fact["question"], reply, found)
+            assert_well_formed(reply, source)
             if fact["kind"] == "bool":
                 # A yes/no detail has no value to find in a sentence read from code; count
                 # how often the simulator at least answers rather than not knowing.
