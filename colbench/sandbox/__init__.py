@@ -1,0 +1,27 @@
+"""Run untrusted Python (an agent's answer) safely and cheaply.
+
+>>> from colbench.sandbox import Sandbox, SandboxLimits
+>>> with Sandbox(workers=2, limits=SandboxLimits(wall_seconds=2)) as sandbox:
+...     verdict = sandbox.run_calls("def f(x):\\n    return x * 2\\n", ["f(2)", "f('a')"])
+>>> verdict.status, [r.value for r in verdict.results]
+('ok', [4, 'aa'])
+
+The code never runs in the calling process: a pool of warm worker processes forks one
+limited, isolated child per job (see :class:`Sandbox`). Values come back through a tagged
+JSON encoding (never pickle); :func:`values_equal` is how the scorer compares them.
+"""
+
+from colbench.sandbox._pool import Sandbox, get_sandbox
+from colbench.sandbox._types import (
+    REFERENCE_BLOCKLIST,
+    CallResult,
+    SandboxLimits,
+    Verdict,
+    VerdictStatus,
+    values_equal,
+)
+
+__all__ = [
+    "REFERENCE_BLOCKLIST", "CallResult", "Sandbox", "SandboxLimits", "Verdict", "VerdictStatus",
+    "get_sandbox", "values_equal",
+]
