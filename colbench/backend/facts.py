@@ -153,6 +153,11 @@ _STOP = STOPWORDS
 
 
 def identifier_words(name: str) -> list[str]:
+    return list(_identifier_words(name))
+
+
+@lru_cache(maxsize=16384)
+def _identifier_words(name: str) -> tuple[str, ...]:
     """``free_shipping_threshold`` / ``freeShippingThreshold`` -> ``["free", "shipping", ...]``.
 
     A camel-case word is split only where every part has two letters or more, so that
@@ -165,7 +170,7 @@ def identifier_words(name: str) -> list[str]:
         if len(pieces) > 1 and any(len(p) < 2 for p in pieces):
             pieces = [chunk]
         parts.extend(pieces)
-    return [p.lower() for p in parts]
+    return tuple(p.lower() for p in parts)
 
 
 def say_identifier(name: str) -> str:
@@ -189,6 +194,11 @@ def normalize_token(word: str) -> str | None:
 
 def normalize_tokens(text: str) -> list[str]:
     """The meaningful, normalised words of ``text`` (identifiers are split into words)."""
+    return list(_normalize_tokens(text))
+
+
+@lru_cache(maxsize=16384)
+def _normalize_tokens(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for raw in _TOKEN.findall(text.replace("%", " percent ")):
         pieces = [raw] if raw[0].isdigit() else identifier_words(raw)
@@ -199,7 +209,7 @@ def normalize_tokens(text: str) -> list[str]:
             token = normalize_token(piece)
             if token:
                 out.append(token)
-    return out
+    return tuple(out)
 
 
 def short_literal_token(text: str) -> str:
@@ -1588,6 +1598,15 @@ def _pick_main(tree: ast.Module, function_name: str | None) -> ast.FunctionDef |
     return functions[-1] if functions else None  # type: ignore[return-value]
 
 
+@lru_cache(maxsize=1024)
+def _parse(source: str) -> ast.Module | None:
+    """The source's tree (shared, never changed), or None when it does not parse."""
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
 def extract_facts(source: str, function_name: str | None = None) -> list[CodeFact]:
     """The facts of a reference function's source, main function first.
 
@@ -1599,9 +1618,8 @@ def extract_facts(source: str, function_name: str | None = None) -> list[CodeFac
 
 @lru_cache(maxsize=4096)
 def _extract_cached(source: str, function_name: str) -> tuple[CodeFact, ...]:
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    tree = _parse(source)
+    if tree is None:
         return ()
     constants = _single_constant_assignments(tree.body)
     main = _pick_main(tree, function_name or None)
@@ -1626,12 +1644,12 @@ def _extract_cached(source: str, function_name: str) -> tuple[CodeFact, ...]:
     return tuple(extractor.facts)
 
 
+@lru_cache(maxsize=1024)
 def code_identifiers(source: str) -> frozenset[str]:
     """Identifiers of ``source`` that a person would not say as they are (they contain an
     underscore or mix cases); the simulator's code guard rewrites them into words."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    tree = _parse(source)
+    if tree is None:
         return frozenset()
     names: set[str] = set()
     for node in ast.walk(tree):

@@ -380,6 +380,8 @@ _AUX_START = re.compile(
     r"have)\b", re.IGNORECASE)
 _SEGMENT = re.compile(r"(?<=\?)|\n+|(?<=[.!;])\s+")
 _MIN_SCORE = 0.5
+_MAX_READ = 4000
+_MAX_SEGMENTS = 12
 
 
 def _is_question(message: str) -> bool:
@@ -491,14 +493,17 @@ class BuiltinCodeSimulator:
         if not text:
             return NOT_A_QUESTION
         told: list[str] = []
-        segments = _segments(text) or [text]
+        # A person reads a long message's first questions; so do we (and stay fast).
+        segments = (_segments(text[:_MAX_READ]) or [text])[:_MAX_SEGMENTS]
         for segment in segments:
             for sentence in self._answer(knowledge, segment, alone=len(segments) == 1):
                 if sentence not in told and len(told) < 2:
                     told.append(sentence)
+            if len(told) == 2:
+                break
         if not told and len(segments) > 1:
             # Words spread over several short sentences may name a detail only together.
-            told.extend(self._answer(knowledge, text, alone=True))
+            told.extend(self._answer(knowledge, text[:_MAX_READ], alone=True))
         if not told:
             return DONT_KNOW if _is_question(text) else NOT_A_QUESTION
         reply = cut_reply(" ".join(told), self.max_chars)
