@@ -1,0 +1,272 @@
+"""Frontend task sets: the built-in generated sets, colbench task files and the published data.
+
+``load_frontend_tasks(split, source)`` is the one entry point:
+
+- ``source=None``: the built-in set of ``split`` (``"test"``: 500 pages, ``"train"``: 2,000),
+  composed on first use from fixed seeds and cached on disk under ``$COLBENCH_CACHE/frontend/``
+  (or ``~/.cache/colbench/frontend/``), folder mode 0700 and files 0600, as the backend's are.
+  The file name carries a fingerprint of the generator's code, so a changed generator never
+  reuses a stale file. Train never repeats a test page.
+- a name: ``"frontend-test"`` or ``"frontend-train"``, or any ``NAME`` saved as ``NAME.jsonl``
+  in the cache folder.
+- a path: a colbench task file, or a published ColBench frontend JSONL file (rows with
+  ``problem_description`` and ``ground_truth`` HTML, the pages derived from WebSight), told
+  apart by the keys of the first row.
+
+A task's ``prompt`` is the page's short vague description; ``privileged["ground_truth"]`` is
+the target HTML (and, for generated pages, ``privileged["page"]`` the page model).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+import threading
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from colbench.errors import ConfigError
+from colbench.tasks import Task, TaskSet
+
+SUITE = "frontend"
+GENERATOR_VERSION = "1"
+SPLIT_SEEDS = {"test": 30250301, "train": 30250302}
+SPLIT_SIZES = {"test": 500, "train": 2000}
+NAMED_SETS = {f"{SUITE}-test": "test", f"{SUITE}-train": "train"}
+OFFICIAL_SOURCE = "colbench-official"
+
+_loaded: dict[Any, TaskSet] = {}
+_lock = threading.RLock()
+
+
+def cache_dir() -> Path:
+    """The frontend's private cache folder (created mode 0700)."""
+    root = os.environ.get("COLBENCH_CACHE")
+    base = Path(root).expanduser() if root else Path.home() / ".cache" / "colbench"
+    path = base / SUITE
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if path.stat().st_mode & 0o077:
+        os.chmod(path, 0o700)
+    return path
+
+
+def _code_fingerprint() -> str:
+    digest = hashlib.sha256()
+    here = Path(__file__).resolve().parent / "generator"
+    for path in sorted(here.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _write_private(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_private(task_set: TaskSet, path: Path) -> Path:
+    """Save like :meth:`TaskSet.save` (JSONL plus manifest), owner-readable only."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _write_private(path.with_name(path.name + ".manifest.json"),
+                   task_set.manifest().model_dump_json(indent=2))
+    _write_private(path, "".join(t.canonical_json() + "\n" for t in task_set))
+    return path
+
+
+# -- generated sets -----------------------------------------------------------------------------
+
+def page_seed(base: int, index: int) -> int:
+    """The seed of page ``index`` of a split, independent of Python's hash seed."""
+    digest = hashlib.sha256(f"{SUITE}\x00{base}\x00{index}".encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+def generate_tasks(split: str, count: int, seed: int, *,
+                   exclude: set[str] | None = None) -> list[Task]:
+    """``count`` tasks composed from ``seed``; pages whose HTML is in ``exclude`` (or already
+    drawn) are skipped, so every page of the set is distinct."""
+    from colbench.frontend.generator import compose_page, describe_page
+
+    if count < 1:
+        raise ConfigError(f"a task set needs at least one task, got count={count}")
+    seen = set(exclude or ())
+    tasks: list[Task] = []
+    index = 0
+    while len(tasks) < count:
+        s = page_seed(seed, index)
+        index += 1
+        page = compose_page(s)
+        html = page.to_html()
+        if html in seen:
+            continue
+        seen.add(html)
+        tasks.append(Task(
+            id=f"{SUITE}-{split}-{len(tasks):05d}", suite=SUITE, split=split,
+            prompt=describe_page(page, s),
+            privileged={"ground_truth": html, "page": page.to_json()},
+            metadata={"source": "colbench-generator", "generator": GENERATOR_VERSION,
+                      "seed": s, "theme": page.theme,
+                      "sections": [section.kind for section in page.sections]}))
+    return tasks
+
+
+def generate_split(split: str) -> TaskSet:
+    exclude: set[str] = set()
+    if split == "train":
+        exclude = {t.privileged["ground_truth"] for t in builtin_task_set("test")}
+    tasks = generate_tasks(split, SPLIT_SIZES[split], SPLIT_SEEDS[split], exclude=exclude)
+    return TaskSet(f"{SUITE}-{split}", tasks, version=GENERATOR_VERSION)
+
+
+def builtin_path(split: str) -> Path:
+    return cache_dir() / (f"{SUITE}-{split}-g{GENERATOR_VERSION}-s{SPLIT_SEEDS[split]}-"
+                          f"n{SPLIT_SIZES[split]}-{_code_fingerprint()}.jsonl")
+
+
+def builtin_task_set(split: str) -> TaskSet:
+    """The built-in set of ``split``: from memory, else the disk cache, else generated."""
+    if split not in SPLIT_SIZES:
+        raise ConfigError(f"the frontend suite has splits {sorted(SPLIT_SIZES)}, not {split!r}")
+    with _lock:
+        key = ("builtin", split)
+        if key in _loaded:
+            return _loaded[key]
+        path = builtin_path(split)
+        task_set = None
+        if path.is_file():
+            try:
+                task_set = TaskSet.load(path, name=f"{SUITE}-{split}")
+            except ConfigError:
+                task_set = None  # a damaged cache file is regenerated, never trusted
+            if task_set is not None and len(task_set) != SPLIT_SIZES[split]:
+                task_set = None
+        if task_set is None:
+            task_set = generate_split(split)
+            save_private(task_set, path)
+            for old in path.parent.glob(f"{SUITE}-{split}-g*.jsonl*"):
+                if not old.name.startswith(path.name):
+                    old.unlink(missing_ok=True)
+        _loaded[key] = task_set
+        return task_set
+
+
+# -- the published format -----------------------------------------------------------------------
+
+_BUILTIN_FILE = re.compile(rf"{SUITE}-(?:{'|'.join(SPLIT_SIZES)})-g\w+-s\d+-n\d+-")
+
+
+def convert_official_row(row: Any, index: int, *, split: str = "test",
+                         where: str | None = None) -> Task:
+    """One published frontend row (``problem_description``, ``ground_truth`` HTML)."""
+    where = where or f"row {index + 1}"
+    if not isinstance(row, Mapping):
+        raise ConfigError(f"{where}: a ColBench frontend row is a JSON object, got "
+                          f"{type(row).__name__}")
+    missing = [k for k in ("problem_description", "ground_truth") if k not in row]
+    if missing:
+        raise ConfigError(f"{where}: missing key(s) {', '.join(missing)}")
+    prompt, reference = row["problem_description"], row["ground_truth"]
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise ConfigError(f"{where}: problem_description must be a non-empty string")
+    if not isinstance(reference, str) or "<" not in reference:
+        raise ConfigError(f"{where}: ground_truth must be the target page's HTML")
+    return Task(id=f"{SUITE}-official-{split}-{index:05d}", suite=SUITE, split=split,
+                prompt=prompt.strip(), privileged={"ground_truth": reference},
+                metadata={"source": OFFICIAL_SOURCE})
+
+
+def _json_lines(path: Path) -> Iterable[tuple[int, Any]]:
+    try:
+        fh = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read task file {str(path)!r}: {exc}") from exc
+    with fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                yield lineno, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from exc
+
+
+def read_official(path: str | Path, *, split: str | None = None) -> list[Task]:
+    path = Path(path)
+    split = split or ("train" if "train" in path.name.lower() else "test")
+    tasks = [convert_official_row(row, i, split=split, where=f"{path}:{lineno}")
+             for i, (lineno, row) in enumerate(_json_lines(path))]
+    if not tasks:
+        raise ConfigError(f"{path}: no tasks in the file")
+    return tasks
+
+
+def detect_format(path: str | Path) -> str:
+    """``"official"`` or ``"colbench"``, from the keys of the file's first row."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"task file {str(path)!r} does not exist")
+    for lineno, row in _json_lines(path):
+        if isinstance(row, Mapping) and "problem_description" in row:
+            return "official"
+        if isinstance(row, Mapping) and "id" in row and "prompt" in row:
+            return "colbench"
+        keys = sorted(row) if isinstance(row, Mapping) else type(row).__name__
+        raise ConfigError(f"{path}:{lineno}: neither a colbench task (id, prompt, ...) nor a "
+                          f"ColBench frontend row (problem_description, ground_truth); "
+                          f"found {keys}")
+    raise ConfigError(f"{path}: no tasks in the file")
+
+
+def load_task_file(path: str | Path, name: str | None = None) -> TaskSet:
+    path = Path(path)
+    if detect_format(path) == "official":
+        return TaskSet(name or path.stem, read_official(path))
+    task_set = TaskSet.load(path, name=name)
+    for task in task_set:
+        if not isinstance(task.privileged.get("ground_truth"), str):
+            raise ConfigError(f"{path}: task {task.id!r} has no ground_truth HTML in its "
+                              "privileged data; is this a frontend task file?")
+    return task_set
+
+
+def load_frontend_tasks(split: str = "test", source: str | os.PathLike[str] | None = None
+                        ) -> TaskSet:
+    """The frontend tasks to run: see the module docstring for what ``source`` may be."""
+    if source is None:
+        return builtin_task_set(split)
+    text = os.fspath(source)
+    if text in NAMED_SETS:
+        return builtin_task_set(NAMED_SETS[text])
+    path = Path(text).expanduser()
+    if path.is_file():
+        stat = path.stat()
+        key = ("file", str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+        with _lock:
+            if key not in _loaded:
+                _loaded[key] = load_task_file(path)
+            return _loaded[key]
+    if re.fullmatch(r"[\w.-]+", text) and not text.endswith(".jsonl"):
+        named = cache_dir() / f"{text}.jsonl"
+        if named.is_file():
+            return load_task_file(named, name=text)
+        saved = [p.stem for p in cache_dir().glob("*.jsonl") if not _BUILTIN_FILE.match(p.name)]
+        known = ", ".join(sorted(NAMED_SETS) + sorted(saved))
+        raise ConfigError(f"unknown frontend task set {text!r} (known: {known}; or give a "
+                          "path to a .jsonl file)")
+    raise ConfigError(f"task file {text!r} does not exist")
+
+
+def clear_memory_cache() -> None:
+    with _lock:
+        _loaded.clear()
