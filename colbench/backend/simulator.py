@@ -318,7 +318,7 @@ class _Knowledge:
         weights.update({t: 1.0 for t in fact.terms})
         if fact.kind == "return":
             for token in function_words:
-                weights.setdefault(token, 0.6)
+                weights.setdefault(token, 0.3)
         for concept in fact.concepts:
             weight = 0.8 if concept in STRONG_CONCEPTS else 0.4
             weights[concept] = max(weights.get(concept, 0.0), weight)
