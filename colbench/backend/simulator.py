@@ -322,8 +322,10 @@ class _Knowledge:
         for concept in fact.concepts:
             weight = 0.8 if concept in STRONG_CONCEPTS else 0.4
             weights[concept] = max(weights.get(concept, 0.0), weight)
-        informative = frozenset(weights) - fact.concepts - WEAK_CONCEPTS | (
-            fact.concepts & STRONG_CONCEPTS) | fact.terms
+        # Any word from the code identifies the fact (its own, its context's, the function's
+        # name on a result); of the concept tags only the strong ones do.
+        informative = ((frozenset(weights) - fact.concepts - WEAK_CONCEPTS)
+                       | (fact.concepts & STRONG_CONCEPTS) | fact.terms)
         return _Item(statement=fact.statement, weights=weights, from_task=False,
                      order=fact.order * 1000 + len(weights), entries=fact.entries,
                      informative=frozenset(informative))
@@ -424,8 +426,9 @@ def _score(item: _Item, tokens: dict[str, float], words: frozenset[str], text: s
            idf: dict[str, float], function_words: frozenset[str]) -> _Match | None:
     matched = tokens.keys() & item.weights.keys()
     # Words of the function's own name are in most facts and tell little about any one.
+    # (Summed in sorted order: the same question gets the same score in every process.)
     score = sum(item.weights[t] * tokens[t] * idf.get(t, 1.0)
-                * (0.75 if t in function_words else 1.0) for t in matched)
+                * (0.75 if t in function_words else 1.0) for t in sorted(matched))
     exact = 0.0
     if item.question_words and words:
         # The agent asking (nearly) the very question this detail answers.

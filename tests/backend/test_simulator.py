@@ -11,9 +11,14 @@ what the model says.
 from __future__ import annotations
 
 import ast
+import json
+import os
 import re
+import subprocess
+import sys
 import textwrap
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -282,6 +287,30 @@ def test_builtin_is_deterministic_and_ignores_the_dialogue(sim):
     dialogue = [{"role": "assistant", "content": "Hi"}, {"role": "user", "content": "Hello"}]
     assert sim.reply(SHIPPING_TASK, dialogue, question) == first
     assert BuiltinCodeSimulator().reply(SHIPPING_TASK, [], question) == first
+
+
+def test_builtin_gives_the_same_replies_in_every_process():
+    """Replies must not depend on string hashing (set order), or runs are not reproducible."""
+    script = textwrap.dedent("""
+        import json, sys
+        sys.path.insert(0, sys.argv[1])
+        from test_simulator import HAND_TASKS, OFF_TOPIC
+        from colbench.backend.simulator import BuiltinCodeSimulator
+        sim = BuiltinCodeSimulator()
+        questions = ["What is the threshold?", "How is it rounded?", "What about ties?",
+                     "Which values are allowed?", "What is the rate?", "Is there a cap?",
+                     *OFF_TOPIC]
+        print(json.dumps([sim.reply(t, [], q) for t in HAND_TASKS for q in questions]))
+    """)
+    here = str(Path(__file__).resolve().parent)
+    outputs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-c", script, here], env=env, check=True,
+                              capture_output=True, text=True, timeout=120)
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
+    assert len(json.loads(outputs[0])) == len(HAND_TASKS) * (6 + len(OFF_TOPIC))
 
 
 def test_stripped_task_does_not_reuse_the_full_tasks_answers(sim):
