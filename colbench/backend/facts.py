@@ -68,7 +68,8 @@ _SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("maximum", "max", "most", "cap", "capped", "upto", "longest"),
     ("length", "len", "lengths", "characters", "chars"),
     ("percent", "percentage", "pct", "rate", "ratio", "fraction", "proportion"),
-    ("round", "rounding", "decimal", "decimals", "precision", "place", "places", "nearest",
+    ("round", "rounding", "decimal", "decimals", "precision", "precise", "place", "places",
+     "nearest",
      "truncate", "truncated", "ceil", "ceiling", "floor", "whole"),
     ("sort", "sorted", "sorting", "rank", "ranking", "ranked", "arrange", "arranged",
      "ordered!", "ordering!"),
@@ -82,7 +83,13 @@ _SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
      "failure", "illegal", "bad", "reject", "rejected", "valueerror", "typeerror",
      "keyerror"),
     ("return", "returns", "returned", "output", "outputs", "result", "results", "give",
-     "gives", "format", "shape", "structure"),
+     "gives"),
+    ("shape", "format", "formatted", "structure", "layout", "look", "looks"),
+    ("average", "avg", "mean"),
+    ("amount", "amt"),
+    ("message", "msg"),
+    ("index", "idx"),
+    ("temperature", "temp"),
     ("cost", "costs", "price", "prices", "priced", "fee", "fees", "charge", "charges",
      "charged", "pay", "paid", "payment", "fare", "tariff"),
     ("extra", "additional", "surcharge", "add", "added", "adding", "plus", "bonus",
@@ -111,7 +118,7 @@ _SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("kg", "kilogram", "kilo", "kilos"),
     ("km", "kilometer", "kilometre"),
     ("lb", "pound", "lbs"),
-    ("quantity", "qty", "count", "number", "num", "many"),
+    ("quantity", "qty", "count", "cnt", "number", "num", "many"),
     ("total", "sum", "overall"),
     ("true", "yes"),
     ("false",),
@@ -249,7 +256,8 @@ def _number_tokens(text: str) -> list[str]:
 
 #: Concept tags that identify a fact on their own ("how should it be rounded?").
 STRONG_CONCEPTS = frozenset({"round", "sort", "default", "error", "threshold", "percent",
-                             "tie", "dictionary", "descending", "ascending", "free", "fixed"})
+                             "tie", "dictionary", "descending", "ascending", "free", "fixed",
+                             "shape"})
 #: Concept tags that only help when something else matches too.
 WEAK_CONCEPTS = frozenset({"above", "below", "minimum", "maximum", "return", "extra",
                            "reduce", "multiply", "divide", "list", "key", "allowed",
@@ -675,6 +683,13 @@ class _Speaker:
         if isinstance(node, ast.Name):
             words = identifier_words(node.id)
             self._note_words(node.id)
+            last = words[-1] if words else ""
+            if last.endswith("s") and not last.endswith(("ss", "us", "is")) or last in (
+                    "list", "items", "data", "text", "name", "string", "queue", "stack"):
+                # A plural name holds a collection: "if not scores" means none were given.
+                self.terms.add("empty")
+                return (f"{self.expr(node, 9)} is not empty" if positive
+                        else f"{self.expr(node, 9)} is empty")
             if len(words) > 1 and words[0] in ("is", "has", "can", "should", "was"):
                 rest = " ".join(words[1:])
                 verb = words[0]
@@ -1551,9 +1566,17 @@ class _Extractor:
             concepts.add("error")
         if _is_number(value) and _number_value(value) == 0:
             concepts.add("free")
-        text = sp.expr(value, 0)
+        if isinstance(value, (ast.Compare, ast.BoolOp)) or (
+                isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not)):
+            text = f"true when {sp.condition(value)}, and false otherwise"
+        else:
+            text = sp.expr(value, 0)
+        final = main and all(c.text.startswith("otherwise") for c in context)
+        if final:
+            # The function's main result answers "what should it return?".
+            sp.terms.add("return")
         self.add("return", f"the result is {text}", line, context, extra_concepts=concepts)
-        if main and all(c.text == "otherwise" for c in context):
+        if final:
             self.shape(value, line)
 
     def _looks_like_error(self, value: ast.expr) -> bool:
@@ -1578,15 +1601,18 @@ class _Extractor:
         """A fact about the form of the final result (tuple order, dict keys)."""
         sp = self.speaker
         sp.reset()
+        sp.terms.update({"return", "shape"})
         if isinstance(value, ast.Tuple) and value.elts:
             parts = [sp.expr(e, 5) for e in value.elts]
             self.add("shape", f"it gives back {len(parts)} values in this order: {_join(parts)}",
-                     line, extra_concepts={"return", "list"})
+                     line, extra_concepts={"return", "list", "shape"})
         elif isinstance(value, ast.Dict) and value.keys and all(
                 isinstance(k, ast.Constant) for k in value.keys):
             keys = [sp.literal(k) for k in value.keys if k is not None]
             self.add("shape", f"it gives back a dictionary with the keys {_join(keys)}", line,
-                     extra_concepts={"return", "dictionary", "key"})
+                     extra_concepts={"return", "dictionary", "key", "shape"})
+        else:
+            sp.reset()
 
 
 def _pick_main(tree: ast.Module, function_name: str | None) -> ast.FunctionDef | None:

@@ -89,6 +89,26 @@ GRADES = textwrap.dedent('''
         return "F"
 ''')
 
+SCORES = textwrap.dedent('''
+    def analyze_scores(scores):
+        if not scores:
+            return {'average': 0, 'highest': None, 'lowest': None}
+        avg = sum(scores) / len(scores)
+        return {'average': round(avg, 1), 'highest': max(scores), 'lowest': min(scores)}
+''')
+
+ELIGIBILITY = textwrap.dedent('''
+    def is_eligible(age, income, has_criminal_record, country):
+        eligible_countries = ['USA', 'Canada', 'UK']
+        if age < 18 or age > 65:
+            return False
+        if has_criminal_record:
+            return False
+        if country not in eligible_countries:
+            return False
+        return income >= 30000
+''')
+
 TIP_FACTS = [
     {"name": "tip_rate", "question": "What percentage should the tip be?",
      "keywords": ["tip", "percent", "percentage"], "value": "18%", "raw": 0.18,
@@ -125,7 +145,9 @@ SHIPPING_TASK = make_task(SHIPPING, "calculate_shipping")
 RANKING_TASK = make_task(RANKING, "rank_players")
 GRADES_TASK = make_task(GRADES, "letter_grade")
 TIP_TASK = make_task(TIP_CODE, "split_bill", TIP_FACTS)
-HAND_TASKS = [SHIPPING_TASK, RANKING_TASK, GRADES_TASK, TIP_TASK]
+SCORES_TASK = make_task(SCORES, "analyze_scores")
+ELIGIBILITY_TASK = make_task(ELIGIBILITY, "is_eligible")
+HAND_TASKS = [SHIPPING_TASK, RANKING_TASK, GRADES_TASK, TIP_TASK, SCORES_TASK, ELIGIBILITY_TASK]
 
 OFF_TOPIC = ("What colour should the button be?", "Which database do you use?",
              "Should I indent with tabs?", "What is your favourite movie?",
@@ -228,6 +250,23 @@ def test_ast_path_grade_letters_and_labels(sim, question, expected):
     reply = sim.reply(GRADES_TASK, [], question)
     assert expected in reply, (question, reply)
     assert_well_formed(reply, GRADES)
+
+
+@pytest.mark.parametrize(("task", "question", "expected"), [
+    (SCORES_TASK, "What should the output look like?", ["dictionary", "'average'", "'lowest'"]),
+    (SCORES_TASK, "What should it return?", ["dictionary", "'highest'"]),
+    (SCORES_TASK, "What if the list is empty?", ["empty", "'average' set to 0"]),
+    (SCORES_TASK, "How precise should the average be?", ["1 decimal place"]),
+    (ELIGIBILITY_TASK, "Which countries are eligible?", ["'USA'", "'Canada'", "'UK'"]),
+    (ELIGIBILITY_TASK, "What age range is allowed?", ["below 18", "above 65"]),
+    (ELIGIBILITY_TASK, "Is there a minimum income?", ["true when income is at least 30000"]),
+    (ELIGIBILITY_TASK, "What about a criminal record?", ["criminal record", "false"]),
+], ids=lambda v: v if isinstance(v, str) else None)
+def test_ast_path_shapes_empty_inputs_and_yes_no_results(sim, task, question, expected):
+    reply = sim.reply(task, [], question)
+    for text in expected:
+        assert text in reply, (question, reply)
+    assert_well_formed(reply, task.privileged["ground_truth"])
 
 
 def test_ast_statements_turn_code_into_words():
