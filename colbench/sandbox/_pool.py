@@ -85,13 +85,18 @@ class _Worker:
         try:
             kind, _, payload = self._read_frame(time.monotonic() + timeout)
         except _WorkerLost as exc:
+            try:
+                self.proc.wait(1)  # let it finish writing its stderr
+            except subprocess.TimeoutExpired:
+                pass
+            tail = self._stderr_tail()
             self.kill()
-            raise EnvironmentFailure(f"a sandbox worker did not start: {exc}"
-                                     f"{self._stderr_tail()}") from None
+            raise EnvironmentFailure(f"a sandbox worker did not start: {exc}{tail}") from None
         if kind != _wire.F_READY:
+            tail = self._stderr_tail()
             self.kill()
             raise EnvironmentFailure(f"a sandbox worker sent frame {kind} instead of READY"
-                                     f"{self._stderr_tail()}")
+                                     f"{tail}")
         self.report = json.loads(payload)
 
     def run(self, payload: bytes, n_calls: int, timeout: float) -> list[tuple[int, int, bytes]]:
@@ -103,9 +108,9 @@ class _Worker:
             kind, index, body = self._read_frame(deadline)
             if kind == _wire.F_WORKER_ERROR:
                 message = json.loads(body).get("message", "unknown error")
+                tail = self._stderr_tail()
                 self.kill()
-                raise EnvironmentFailure(f"the sandbox worker failed: {message}"
-                                         f"{self._stderr_tail()}")
+                raise EnvironmentFailure(f"the sandbox worker failed: {message}{tail}")
             frames.append((kind, index, body))
             if kind == _wire.F_JOB_END:
                 return frames

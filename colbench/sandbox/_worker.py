@@ -531,18 +531,8 @@ class Worker:
                 if child.pidfd is None:
                     timeout = min(timeout, 0.02)
                 ready = {fd for fd, _ in poller.poll(max(1, math.ceil(timeout * 1000)))}
-                if child.out_r in open_fds and (child.out_r in ready or exited):
-                    count, eof = self.drain_output(child.out_r)
-                    phase_output += count
-                    output_total += count
-                    if eof:
-                        poller.unregister(child.out_r)
-                        open_fds.discard(child.out_r)
-                    if phase_output > limits["output_bytes"]:
-                        raise Failure("output limit exceeded",
-                                      "printed more than the "
-                                      f"{describe_bytes(limits['output_bytes'])} output limit")
-                if child.res_r in open_fds and (child.res_r in ready or exited):
+                # Results first: a frame was always written before the output that follows it.
+                if child.res_r in open_fds and (ready or exited):
                     if self.drain_results(child.res_r):
                         poller.unregister(child.res_r)
                         open_fds.discard(child.res_r)
@@ -562,20 +552,31 @@ class Worker:
                             phase_index = index + 1
                         elif kind == _wire.C_DONE and phase_index == n_calls:
                             child.kill()
-                            return "done", n_calls, output_total
+                            return "done", n_calls, output_total + self.last_output(child)
                         elif kind in (_wire.C_COMPILE_ERROR, _wire.C_MODULE_ERROR) and \
                                 phase_index is None and index == start:
                             code = _wire.F_COMPILE_ERROR if kind == _wire.C_COMPILE_ERROR \
                                 else _wire.F_MODULE_ERROR
                             self.emit(code, start, body)
                             child.kill()
-                            return "stop", n_calls, output_total
+                            return "stop", n_calls, output_total + self.last_output(child)
                         else:
                             raise Failure("protocol violation",
                                           "wrote something that is not a valid result to "
                                           "the sandbox's result channel")
                         deadline = time.monotonic() + wall
                         phase_output = 0
+                if child.out_r in open_fds and (child.out_r in ready or exited):
+                    count, eof = self.drain_output(child.out_r)
+                    phase_output += count
+                    output_total += count
+                    if eof:
+                        poller.unregister(child.out_r)
+                        open_fds.discard(child.out_r)
+                    if phase_output > limits["output_bytes"]:
+                        raise Failure("output limit exceeded",
+                                      "printed more than the "
+                                      f"{describe_bytes(limits['output_bytes'])} output limit")
                 if exited:
                     if not prepared:
                         raise SetupError("the child ended before its set-up finished "
@@ -586,12 +587,21 @@ class Worker:
                     exited = True  # one more pass to drain what it wrote before dying
         except Failure as failure:
             child.kill()
+            output_total += self.last_output(child)
             body = json.dumps({"error": failure.error, "message": failure.message}).encode()
             if phase_index is None:
                 self.emit(_wire.F_MODULE_FAIL, start, body)
                 return "stop", n_calls, output_total
             self.emit(_wire.F_CALL_FAIL, phase_index, body)
             return "failed", phase_index + 1, output_total
+
+    def last_output(self, child: Child) -> int:
+        """What the child printed before its last frame is already in the pipe: collect it
+        for the captured output (the limit no longer matters)."""
+        try:
+            return self.drain_output(child.out_r)[0]
+        except OSError:
+            return 0
 
     def drain_results(self, fd: int) -> bool:
         """Read all the child wrote so far into the result buffer; True at end of file."""
