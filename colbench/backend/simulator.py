@@ -595,6 +595,7 @@ class ModelCodeSimulator:
 
     def __init__(self, model: BaseChatModel | str, *, max_chars: int = MAX_REPLY_CHARS,
                  params: SamplingParams | None = None) -> None:
+        owns_model = isinstance(model, str)
         if isinstance(model, str):
             from colbench.models import load_model
 
@@ -607,10 +608,19 @@ class ModelCodeSimulator:
         self.model = model
         self.spec = spec
         self.name = f"model:{spec}"
+        # A model built here from a spec is ours to close; one passed in is the caller's.
+        self._owns_model = owns_model
         self.max_chars = max_chars
         self.params = params or SamplingParams(temperature=0.0, max_tokens=256)
         self._identifiers: OrderedDict[str, frozenset[str]] = OrderedDict()
         self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Release the model when this simulator built it from a spec."""
+        if self._owns_model:
+            close = getattr(self.model, "close", None)
+            if callable(close):
+                close()
 
     def messages(self, task: Task, dialogue: Sequence[Message], message: str) -> list[Message]:
         """What the model is sent for one reply."""

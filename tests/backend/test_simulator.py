@@ -465,6 +465,37 @@ def test_model_simulator_from_a_python_spec(tmp_path, monkeypatch):
     assert again.name == sim.name
 
 
+def test_model_simulator_closes_only_a_model_it_built(tmp_path, monkeypatch):
+    class Closable(FunctionModel):
+        closed = False
+
+        def close(self) -> None:
+            self.closed = True
+
+    given = Closable(Recorder("Fine."))
+    ModelCodeSimulator(given).close()
+    assert not given.closed  # the caller's model stays usable
+    (tmp_path / "colbench_test_sim_close.py").write_text(
+        "from colbench.models.python_fn import FunctionModel\n"
+        "class Model(FunctionModel):\n"
+        "    closed = False\n"
+        "    def close(self):\n"
+        "        Model.closed = True\n"
+        "def build(rest, **kwargs):\n"
+        "    return Model(lambda messages: 'ok')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from colbench import registry
+
+    registry.models.register("test-closable", registry.import_object(
+        "colbench_test_sim_close:build"))
+    try:
+        built = make_simulator("test-closable:x")
+        built.close()
+        assert registry.import_object("colbench_test_sim_close:Model").closed
+    finally:
+        registry.models.unregister("test-closable")
+
+
 def test_make_simulator_builtin_and_bad_specs():
     assert isinstance(make_simulator(None), BuiltinCodeSimulator)
     assert isinstance(make_simulator("builtin"), BuiltinCodeSimulator)
