@@ -567,7 +567,6 @@ def strip_facts(task: Task) -> Task:
     return task.model_copy(update={"privileged": {**task.privileged, "facts": []}})
 
 
-@pytest.mark.slow
 def test_generated_tasks_value_rate_off_topic_and_no_code(generated, sim):
     pairs = answered = 0
     misses = []
@@ -590,7 +589,6 @@ def test_generated_tasks_value_rate_off_topic_and_no_code(generated, sim):
     assert rate >= 0.95, misses[:10]
 
 
-@pytest.mark.slow
 def test_generated_tasks_without_facts_answer_from_the_ast(generated, sim):
     """Tasks stripped of their facts, as official tasks come: the AST path alone."""
     pairs = answered = 0
