@@ -172,6 +172,10 @@ def child_prepare(worker: Worker, job_dir: str, fds: dict[str, int]) -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (limits["open_files"],) * 2)
     resource.setrlimit(resource.RLIMIT_CPU, (math.ceil(limits["cpu_seconds"]) + 1,
                                              resource.RLIM_INFINITY))
+    if worker.report["ipc_namespace"]:
+        # A fresh System V IPC namespace per job: no message queue or shared memory segment
+        # outlives the job for a later one (a later job runs as the same uid).
+        _jail.unshare(_jail.CLONE_NEWIPC)
     if worker.uid is not None:
         resource.setrlimit(resource.RLIMIT_NPROC, (limits["max_processes"],) * 2)
         os.setgroups([])

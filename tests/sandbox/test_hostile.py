@@ -422,3 +422,28 @@ def test_a_killed_worker_is_replaced_transparently() -> None:
         time.sleep(0.1)
         after = assert_healthy(pool).extra["worker_pid"]
         assert after != first
+
+
+@needs_root
+def test_nothing_a_job_leaves_behind_reaches_the_next_job() -> None:
+    """Files, System V IPC objects and processes die with the job, so a later job (another
+    task's answer, on the same worker and uid) finds nothing of it."""
+    code = ("import ctypes, os\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "KEY = 0x5A17\n"
+            "def leave():\n"
+            "    with open('note.txt', 'w') as handle:\n"
+            "        handle.write('tests of task A')\n"
+            "    queue = libc.msgget(KEY, 0o1666)\n"
+            "    return os.getcwd(), queue >= 0\n"
+            "def find(path):\n"
+            "    return sorted(os.listdir('/tmp')), os.path.exists(path), libc.msgget(KEY, 0)\n")
+    with Sandbox(workers=1, limits=TEST_LIMITS) as pool:
+        first = pool.run_calls(code, ["leave()"])
+        folder, made_queue = first.results[0].value
+        assert made_queue
+        second = pool.run_calls(code, [f"find({folder + '/note.txt'!r})"])
+        assert second.extra["worker_pid"] == first.extra["worker_pid"]
+        listing, note_exists, queue = second.results[0].value
+        assert os.path.basename(folder) not in listing and not note_exists
+        assert queue == -1
