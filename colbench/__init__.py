@@ -11,6 +11,7 @@ from colbench.errors import ColbenchError, ConfigError, EnvironmentFailure, Miss
 from colbench.tasks import Task, TaskSet
 
 register_env("colbench/Backend-v0", "colbench.backend.env:BackendEnv")
+register_env("colbench/Frontend-v0", "colbench.frontend.env:FrontendEnv")
 register_entry_point_envs()
 
 __all__ = [

@@ -57,6 +57,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="simulated human: 'builtin' (default) or a model spec")
     p.add_argument("--compat", action="store_true",
                    help="reproduce the reference harness's choices (e.g. its answer blocklist)")
+    p.add_argument("--scorer", metavar="NAME",
+                   help="scorer of envs that take one (frontend: clip, clip:PATH_OR_HUB_ID, "
+                        "perceptual)")
     p.add_argument("--max-turns", type=int, metavar="N", help="turn budget per episode")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--max-tokens", type=int, default=1024)
@@ -74,6 +77,8 @@ def env_kwargs_from_args(args: argparse.Namespace) -> dict[str, Any]:
         kwargs["compat"] = True
     if args.max_turns is not None:
         kwargs["max_turns"] = args.max_turns
+    if getattr(args, "scorer", None):
+        kwargs["scorer"] = args.scorer
     return kwargs
 
 

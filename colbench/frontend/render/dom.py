@@ -131,12 +131,16 @@ function describe(sec) {
     }
     for (const c of cs) queue.push(c);
   }
-  if (!headingEl && out.texts.length) {
-    let best = null;
-    for (const t of out.texts) if (!best || t.size > best.size) best = t;
+  // The heading: the first h1-h6, unless a text before it is set larger (a brand name in a
+  // footer before its column titles); without any h1-h6, the largest text.
+  let best = null;
+  for (const t of out.texts) if (!best || t.size > best.size) best = t;
+  if (headingEl) {
+    const h = textInfo(headingEl);
+    const earlier = out.texts.filter((t) => t.box[1] < h.box[1] - 2 && t.size > h.size);
+    out.heading = earlier.length ? earlier.reduce((a, b) => (b.size > a.size ? b : a)) : h;
+  } else {
     out.heading = best;
-  } else if (headingEl) {
-    out.heading = textInfo(headingEl);
   }
   out.color = out.texts.length ? out.texts[0].color : getComputedStyle(sec).color;
   return out;

@@ -119,6 +119,10 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     allow_reuse_address = True
     gate: RequestGate
 
+    def handle_error(self, request: object, client_address: object) -> None:
+        # A browser that hangs up mid-answer (a killed page, a cancelled fetch) is normal.
+        return
+
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     server: _Server

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import atexit
 import base64
+import hashlib
 import io
 import os
 import shutil
@@ -332,8 +333,10 @@ class Renderer:
     @property
     def version(self) -> str:
         """What a render's picture depends on, besides the HTML (keys the render cache)."""
+        scripts = hashlib.sha256((_GUARD_SCRIPT + _SETTLE_SCRIPT + DOM_SCRIPT).encode())
         return (f"chromium-{self.browser_version}/tailwind-{TAILWIND_VERSION}/"
-                f"{self.window[0]}x{self.window[1]}/max{self.max_height}/r{RENDER_VERSION}")
+                f"{self.window[0]}x{self.window[1]}/max{self.max_height}/r{RENDER_VERSION}-"
+                f"{scripts.hexdigest()[:8]}")
 
     def describe(self) -> dict[str, Any]:
         return {"renderer": self.version, "render_timeout_s": self.timeout,
