@@ -13,11 +13,13 @@ Validation (in-process: this is our own trusted code): the reference runs on all
 no exception and no None; at least one call returns something different from the naive
 implementation (the same family rendered with the values the request alone suggests); no hidden
 number or name appears in the prompt. A task that fails, or repeats an earlier reference, is
-drawn again with the next attempt's seed.
+drawn again with the next attempt's seed; so is one whose hidden values repeat an earlier task
+of the test set, or any task of the test set when drawing the train set.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Collection, Sequence
@@ -164,14 +166,29 @@ def validate_task(task: Task, family: Family | None = None) -> None:
         raise TaskValidationError(f"{task.id}: the prompt gives away {leaks!r}")
 
 
+def hidden_key(task: Task) -> str:
+    """What makes two tasks the same hidden task: the family and the drawn values. The test
+    set never repeats one, and the train set never uses one of the test set's."""
+    raws = [f["raw"] for f in task.privileged.get("facts", [])]
+    return task.metadata.get("family", "") + ":" + json.dumps(raws, sort_keys=True)
+
+
+def content_key(task: Task) -> str:
+    """What makes two tasks identical: prompt, reference and test calls."""
+    p = task.privileged
+    return json.dumps([task.prompt, p["ground_truth"], p["test_cases"]])
+
+
 def generate_task(family: Family, split: str, index: int, seed: int,
-                  exclude: Collection[str] = ()) -> Task:
-    """The first valid task of ``family`` at ``index`` whose reference is not in ``exclude``."""
+                  taken: Collection[str] = (), *, distinct: bool = True) -> Task:
+    """The first valid task of ``family`` at ``index`` whose key is not ``taken`` (the key is
+    :func:`hidden_key` when ``distinct``, else both keys are checked against ``taken``)."""
     reasons = []
     for attempt in range(MAX_ATTEMPTS):
         task = draw_task(family, split, index, seed, attempt)
-        if task.privileged["ground_truth"] in exclude:
-            reasons.append("duplicate reference")
+        keys = [hidden_key(task)] if distinct else [hidden_key(task), content_key(task)]
+        if any(key in taken for key in keys):
+            reasons.append("already taken")
             continue
         try:
             validate_task(task, family)
@@ -192,24 +209,27 @@ def family_order(seed: int, families: Sequence[Family] = FAMILIES) -> list[Famil
 
 
 def generate_tasks(split: str, n: int, seed: int, *, exclude: Collection[str] = (),
-                   start: int = 0, families: Sequence[Family] | None = None) -> list[Task]:
+                   distinct: bool = True, start: int = 0,
+                   families: Sequence[Family] | None = None) -> list[Task]:
     """``n`` validated tasks of ``split`` (indices ``start`` .. ``start + n - 1``).
 
-    Task ``i`` is a function of ``(seed, i)`` and the references already used, so a slice
-    generated on its own matches the same slice of the full set as long as no earlier
-    duplicate was skipped; references in ``exclude`` (another split's) are never reused.
+    ``exclude`` holds :func:`hidden_key` values that must not be drawn (another split's). With
+    ``distinct`` no two tasks share hidden values; without it (a large train set, where some
+    families have fewer value combinations than tasks) only identical tasks are avoided.
+    Task ``i`` depends on ``(seed, i)`` and on what was already taken, so a slice generated on
+    its own matches the same slice of the full set unless an earlier draw was skipped.
     """
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     if n < 0:
         raise ValueError(f"n must not be negative, got {n}")
     order = family_order(seed, families or FAMILIES)
-    seen: set[str] = set(exclude)
+    taken: set[str] = set(exclude)
     tasks = []
     for index in range(start, start + n):
         family = order[index % len(order)]
-        task = generate_task(family, split, index, seed, seen)
-        seen.add(task.privileged["ground_truth"])
+        task = generate_task(family, split, index, seed, taken, distinct=distinct)
+        taken.add(hidden_key(task) if distinct else content_key(task))
         tasks.append(task)
     return tasks
 

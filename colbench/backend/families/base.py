@@ -419,7 +419,8 @@ def decimals_param(name: str = "decimals", *, what: str = "the result", naive: i
     return Param.choice(
         name, f"How many decimal places should {what} have?",
         ("decimal", "places", "round", "precision"), naive,
-        {2: ("two decimal places", "two decimals"), 1: ("one decimal place", "one decimal"),
+        {3: ("three decimal places", "three decimals"),
+         2: ("two decimal places", "two decimals"), 1: ("one decimal place", "one decimal"),
          0: ("a whole number", "whole number", "no decimals")},
         f"Give {what} to {{value}}.", options)
 
@@ -430,3 +431,19 @@ def error_choice(name: str, question: str, keywords: Sequence[str], label: str,
     return Param.choice(name, question, keywords, 0,
                         {0: ("0", "zero"), -1: ("-1", "minus one"),
                          label: (f'"{label}"', label)}, statement)
+
+
+def span(lo: float, hi: float, step: float, *, skip: Sequence[float] = ()) -> tuple[Any, ...]:
+    """Options ``lo, lo + step, ..., hi`` (exact decimals, ints when all three are ints),
+    leaving out ``skip`` (usually the naive value)."""
+    if all(isinstance(x, int) for x in (lo, hi, step)):
+        return tuple(x for x in range(lo, hi + 1, step) if x not in skip)
+    start, stop, inc = (Decimal(repr(x)) for x in (lo, hi, step))
+    out = []
+    value = start
+    while value <= stop:
+        number = float(value)
+        if number not in skip:
+            out.append(number)
+        value += inc
+    return tuple(out)

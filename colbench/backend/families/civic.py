@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from colbench.backend.families.base import Family, Param, Values, register
+from colbench.backend.families.base import Family, Param, Values, register, span
 
 PLAYERS = ("ana", "bo", "cy", "dee", "eve", "finn", "gil", "hal", "ivy", "jay", "kim", "lou")
 
@@ -29,7 +29,7 @@ class VisaDecision(Family):
     )
     params = (
         Param.number("min_passport_months", "How many months must the passport still be valid?",
-                     ("passport", "valid", "months"), 6, (3, 9, 12),
+                     ("passport", "valid", "months"), 6, span(1, 12, 1, skip=(6,)),
                      "The passport must be valid for at least {value} more months."),
         Param.items("required_documents", "Which documents are required?",
                     ("documents", "required", "paperwork"), ["photo", "application form"],
@@ -37,7 +37,7 @@ class VisaDecision(Family):
                      "itinerary", "application form"),
                     "Everyone must send {value}.", size=(2, 3)),
         Param.number("minor_age", "Up to what age is an applicant a minor?",
-                     ("minor", "age", "child"), 18, (16, 21),
+                     ("minor", "age", "child"), 18, (16, 17, 19, 20, 21),
                      "Applicants younger than {value} count as minors."),
         Param.flag("minors_need_consent", "Do minors need a parental consent document?",
                    ("consent", "parental", "parents"), False,
@@ -95,20 +95,20 @@ class SpeedingFine(Family):
     )
     params = (
         Param.number("tolerance", "How many km/h over the limit are tolerated?",
-                     ("tolerated", "tolerance", "margin"), 0, (3, 5, 7, 10),
+                     ("tolerated", "tolerance", "margin"), 0, span(1, 10, 1),
                      "Up to {value} km/h over the limit is tolerated."),
         Param.number("base_fine", "Is there a fixed part to every fine?",
-                     ("fixed", "base", "every fine"), 0, (50, 75, 100),
+                     ("fixed", "base", "every fine"), 0, span(25, 150, 25),
                      "Every fine starts at {value}."),
         Param.number("per_kmh", "How much is charged per km/h over?", ("per km/h", "each km/h",
-                     "how much"), 10, (4, 5, 8, 12), "Each km/h over costs {value}."),
+                     "how much"), 10, (2, 3, 4, 5, 6, 8, 12, 15), "Each km/h over costs {value}."),
         Param.choice("count_from", "Are the km/h over counted from the limit or from the "
                      "tolerance?", ("counted from", "count", "from the limit"), "limit",
                      {"limit": ("from the limit itself", "from the limit"),
                       "tolerance": ("from the end of the tolerance", "end of the tolerance")},
                      "The km/h over are counted {value}.", options=("limit", "tolerance")),
         Param.number("suspension_over", "How far over the limit means a suspended license?",
-                     ("suspended", "suspension", "license"), 0, (25, 30, 40),
+                     ("suspended", "suspension", "license"), 0, span(20, 50, 5),
                      "Going {value} km/h or more over the limit means a suspended license."),
     )
 
@@ -148,20 +148,20 @@ class TicketPrice(Family):
     )
     params = (
         Param.number("base_price", "What does a normal adult ticket cost?",
-                     ("adult", "normal", "base"), 10, (8, 9, 12, 15),
+                     ("adult", "normal", "base"), 10, span(6, 20, 1, skip=(10,)),
                      "An adult ticket costs {value}."),
         Param.number("child_age", "Up to what age is someone a child?", ("child", "kids"),
-                     12, (10, 13, 14, 16), "Visitors younger than {value} pay the child price."),
+                     12, span(6, 16, 1, skip=(12,)), "Visitors younger than {value} pay the child price."),
         Param.number("child_discount", "How much off do children get?",
                      ("children get", "child discount", "kids get"), 0.5,
-                     (0.25, 0.3, 0.4, 0.6), "Children get {value} off.", percent=True),
+                     span(0.2, 0.75, 0.05, skip=(0.5,)), "Children get {value} off.", percent=True),
         Param.number("senior_age", "From what age is someone a senior?", ("senior",), 65,
-                     (60, 62, 67, 70), "Visitors aged {value} or more pay the senior price."),
+                     span(58, 72, 1, skip=(65,)), "Visitors aged {value} or more pay the senior price."),
         Param.number("senior_discount", "How much off do seniors get?",
-                     ("seniors get", "senior discount"), 0.3, (0.15, 0.2, 0.25, 0.4),
+                     ("seniors get", "senior discount"), 0.3, span(0.1, 0.5, 0.05, skip=(0.3,)),
                      "Seniors get {value} off.", percent=True),
         Param.number("weekend_surcharge", "Is there a weekend surcharge?",
-                     ("weekend", "saturday", "sunday"), 0, (1, 2, 2.5, 3),
+                     ("weekend", "saturday", "sunday"), 0, span(0.5, 5.0, 0.5),
                      "On Saturday and Sunday every ticket costs {value} more."),
     )
 
@@ -213,7 +213,7 @@ class TicketPriority(Family):
                    ("tier", "customer", "vip"), "", ("gold", "platinum", "enterprise"),
                    "Customers on the {value} tier get bumped up one level."),
         Param.number("escalate_hours", "After how many hours does an open ticket get bumped?",
-                     ("hours", "open", "escalate", "waiting"), 0, (24, 48, 72),
+                     ("hours", "open", "escalate", "waiting"), 0, span(12, 96, 12),
                      "Tickets open {value} hours or more get bumped up one level."),
     )
 
@@ -274,9 +274,12 @@ class RankPlayers(Family):
                       "shared": ("equal scores share a rank and the next rank is skipped",
                                  "skipped"),
                       "dense": ("equal scores share a rank with no gap after it", "no gap")},
-                     "When scores tie, {value}."),
+                     "When scores tie, {value}.", options=("sequential", "shared", "dense")),
         Param.number("top_n", "How many ranks should be shown?", ("how many", "top", "shown"),
-                     0, (3, 5), "Only show ranks up to {value}."),
+                     0, span(2, 6, 1), "Only show ranks up to {value}."),
+        Param.number("min_score", "Is there a minimum score to appear at all?",
+                     ("minimum score", "appear", "at all"), 0, span(55, 80, 5),
+                     "Players need at least {value} points to appear."),
     )
 
     def code(self, v: Values, fn: str) -> str:
@@ -287,7 +290,8 @@ class RankPlayers(Family):
         stop = (f"        if rank > {v.top_n!r}:\n            break\n" if v.top_n else "")
         return f'''
 def {fn}(scores):
-    ordered = sorted(scores.items(), key=lambda item: {key})
+    entries = [item for item in scores.items() if item[1] >= {v.min_score!r}]
+    ordered = sorted(entries, key=lambda item: {key})
     standings = []
     rank = 0
     previous = None
@@ -325,18 +329,18 @@ class GymMembershipFee(Family):
     )
     params = (
         Param.number("monthly_fee", "What is the monthly fee?", ("monthly", "per month"), 30,
-                     (20, 25, 35, 40), "The membership is {value} a month."),
+                     span(15, 60, 5, skip=(30,)), "The membership is {value} a month."),
         Param.number("joining_fee", "Is there a joining fee?", ("joining", "sign-up", "one-off"),
-                     0, (25, 49, 50), "There is a one-off joining fee of {value}."),
+                     0, span(10, 100, 5), "There is a one-off joining fee of {value}."),
         Param.number("student_discount", "What discount do students get?", ("student",), 0.1,
-                     (0.15, 0.2, 0.25, 0.3), "Students get {value} off the monthly fees.",
+                     span(0.1, 0.4, 0.05, skip=(0.1,)), "Students get {value} off the monthly fees.",
                      percent=True),
         Param.number("annual_discount", "Is there a discount for a year or longer?",
-                     ("year", "annual", "longer"), 0, (0.1, 0.15),
+                     ("year", "annual", "longer"), 0, span(0.05, 0.25, 0.05),
                      "Signing up for a year or more takes {value} off the monthly fees.",
                      percent=True),
         Param.number("min_months", "What is the shortest membership?", ("shortest", "minimum"),
-                     1, (3, 6),
+                     1, (2, 3, 4, 6, 12),
                      "The shortest membership is {value} months, shorter ones are billed as that."),
     )
 
@@ -355,7 +359,7 @@ def {fn}(months, is_student):
     def calls(self, v: Values, rng: random.Random) -> list[tuple[Any, ...]]:
         m = v.min_months
         return [(1, False), (m - 1, True), (m, False), (11, False), (12, False), (12, True),
-                (rng.randint(13, 36), False), (rng.randint(m, 11), True), (24, True), (6, False)]
+                (rng.randint(13, 36), False), (rng.randint(m, max(m, 11)), True), (24, True), (6, False)]
 
 
 @register
@@ -373,10 +377,10 @@ class LateFee(Family):
     )
     params = (
         Param.number("grace_days", "Is there a grace period before fines start?",
-                     ("grace", "before fines"), 0, (1, 2, 3, 5),
+                     ("grace", "before fines"), 0, span(1, 7, 1),
                      "There is a grace period of {value} days."),
         Param.number("daily_fee", "How much is the fine per day?", ("per day", "daily"), 0.5,
-                     (0.1, 0.2, 0.25, 0.75, 1.0), "The fine is {value} per day."),
+                     span(0.1, 1.5, 0.05, skip=(0.5,)), "The fine is {value} per day."),
         Param.choice("count_from", "After the grace period, are the grace days charged too?",
                      ("grace days charged", "charged too", "count"), "after",
                      {"after": ("only the days after the grace period", "after the grace"),
@@ -388,10 +392,10 @@ class LateFee(Family):
                    ("dvd", "magazine", "laptop", "audiobook"),
                    "The item type {value} costs more per day.", quoted=True),
         Param.number("special_factor", "How much more does that item type cost per day?",
-                     ("how much more", "times", "factor"), 1, (2, 3, 5),
+                     ("how much more", "times", "factor"), 1, (2, 3, 4, 5),
                      "That item type costs {value} times the daily fine."),
         Param.number("max_fee", "Is there a maximum fine?", ("maximum", "cap", "most"), 0,
-                     (5, 10, 15, 20), "The fine never goes above {value}."),
+                     span(3, 30, 1), "The fine never goes above {value}."),
     )
 
     def code(self, v: Values, fn: str) -> str:

@@ -14,6 +14,7 @@ from colbench.backend.families.base import (
     register,
     rounded,
     rounding_param,
+    span,
 )
 
 
@@ -33,17 +34,17 @@ class LoanDecision(Family):
     )
     params = (
         Param.number("min_credit_score", "What is the minimum credit score for approval?",
-                     ("credit score", "minimum score", "score"), 650, (600, 620, 680, 700),
+                     ("credit score", "minimum score", "score"), 650, span(560, 720, 10, skip=(650,)),
                      "Approval needs a credit score of at least {value}."),
         Param.number("max_debt_ratio", "What is the highest debt-to-income ratio you accept?",
-                     ("debt-to-income", "ratio", "debt"), 0.4, (0.3, 0.35, 0.43, 0.5),
+                     ("debt-to-income", "ratio", "debt"), 0.4, span(0.25, 0.55, 0.01, skip=(0.4,)),
                      "Debt may be at most {value} of income.", percent=True),
         Param.number("min_income", "Is there a minimum income?",
-                     ("income", "earn", "salary"), 0, (20000, 25000, 30000, 40000),
+                     ("income", "earn", "salary"), 0, span(15000, 50000, 2500),
                      "Applicants must earn at least {value} a year."),
         Param.number("review_band", "How far below the minimum score can someone be and still "
                      "get a manual review?", ("review", "manual", "below", "band"), 0,
-                     (10, 20, 30, 50),
+                     span(5, 60, 5),
                      "Scores up to {value} points below the minimum go to manual review."),
         Param.choice("zero_income", "What should it return when the income is zero or negative?",
                      ("zero income", "negative", "invalid"), "rejected",
@@ -95,7 +96,7 @@ class SavingsGrowth(Family):
     params = (
         Param.number("annual_rate", "What is the yearly interest rate?",
                      ("interest", "rate", "yearly", "annual"), 0.05,
-                     (0.02, 0.03, 0.04, 0.045, 0.06), "The account pays {value} a year.",
+                     span(0.01, 0.08, 0.005, skip=(0.05,)), "The account pays {value} a year.",
                      percent=True),
         Param.choice("compounding", "How often is interest compounded?",
                      ("compound", "how often", "compounded"), "yearly",
@@ -104,7 +105,7 @@ class SavingsGrowth(Family):
                       "quarterly": ("every quarter", "quarterly")},
                      "Interest is compounded {value}."),
         Param.number("interest_tax", "Is tax taken off the interest?",
-                     ("tax", "taxed", "withheld"), 0, (0.1, 0.15, 0.2),
+                     ("tax", "taxed", "withheld"), 0, span(0.05, 0.4, 0.05),
                      "Tax of {value} is taken off the interest earned.", percent=True),
         Param.choice("negative_years", "What should it return for a negative number of years?",
                      ("negative", "invalid", "years"), "principal",
@@ -148,17 +149,17 @@ class IncomeTax(Family):
     )
     params = (
         Param.number("allowance", "How much income is tax-free?",
-                     ("tax-free", "allowance", "free"), 0, (10000, 12000, 12500, 15000),
+                     ("tax-free", "allowance", "free"), 0, span(5000, 20000, 500),
                      "The first {value} of income is tax-free."),
         Param.number("basic_rate", "What is the basic tax rate?", ("basic", "normal", "rate"),
-                     0.2, (0.1, 0.12, 0.15, 0.18),
+                     0.2, span(0.08, 0.25, 0.01, skip=(0.2,)),
                      "Income above the allowance is taxed at {value}.", percent=True),
         Param.number("higher_threshold", "Where does the higher band start?",
                      ("higher band", "band", "threshold", "start"), 50000,
-                     (40000, 45000, 60000, 75000),
+                     span(30000, 100000, 5000, skip=(50000,)),
                      "Income above {value} falls in the higher band."),
-        Param.number("higher_rate", "What is the higher tax rate?", ("higher rate", "top"),
-                     0.4, (0.3, 0.35, 0.45), "The higher band is taxed at {value}.",
+        Param.number("higher_rate", "What is the higher tax rate?", ("higher tax rate", "higher rate", "top"),
+                     0.4, span(0.28, 0.5, 0.01, skip=(0.4,)), "The higher band is taxed at {value}.",
                      percent=True),
         rounding_param(what="the tax", options=("down", "whole")),
     )
@@ -202,13 +203,13 @@ class OvertimePay(Family):
     )
     params = (
         Param.number("regular_hours", "After how many hours does overtime start?",
-                     ("overtime start", "regular", "after how many"), 40, (35, 37.5, 38, 44),
+                     ("overtime start", "regular", "after how many"), 40, (*span(30, 48, 1, skip=(40,)), 37.5),
                      "Overtime starts after {value} hours in a week."),
         Param.number("overtime_multiplier", "How much is overtime paid compared to normal?",
                      ("multiplier", "time and a half", "compared", "overtime paid"), 1.5,
-                     (1.25, 1.75, 2.0), "Overtime hours are paid {value} times the rate."),
+                     span(1.25, 2.5, 0.25, skip=(1.5,)), "Overtime hours are paid {value} times the rate."),
         Param.number("double_time_after", "Is there a point where hours are paid double?",
-                     ("double",), 0, (50, 55, 60),
+                     ("double",), 0, span(45, 70, 5),
                      "Hours beyond {value} in a week are paid double."),
         error_choice("invalid_hours", "What should it return for negative hours?",
                      ("negative", "invalid"), "invalid hours",
@@ -261,22 +262,22 @@ class SalesCommission(Family):
     )
     params = (
         Param.number("base_rate", "What is the basic commission rate?",
-                     ("basic", "base", "rate", "commission rate"), 0.1, (0.03, 0.05, 0.07, 0.08),
+                     ("basic", "base", "rate", "commission rate"), 0.1, span(0.02, 0.12, 0.01, skip=(0.1,)),
                      "The basic commission is {value} of sales.", percent=True),
         Param.number("target", "Is there a sales target above which the rate goes up?",
-                     ("target", "quota", "above"), 0, (10000, 20000, 25000, 50000),
+                     ("target", "quota", "above"), 0, span(5000, 60000, 5000),
                      "Sales above {value} earn the higher rate."),
         Param.number("accelerated_rate", "What rate applies to sales above the target?",
-                     ("higher rate", "accelerated", "above the target"), 0.15, (0.1, 0.12, 0.2),
+                     ("higher rate", "accelerated", "above the target"), 0.15, span(0.08, 0.25, 0.01, skip=(0.15,)),
                      "Sales above the target earn {value}.", percent=True),
-        Param.text("bonus_region", "Does any region get a bonus?", ("region", "bonus region"),
+        Param.text("bonus_region", "Does any region get a bonus?", ("any region", "which region", "bonus region"),
                    "", ("north", "south", "east", "west"),
                    "Reps in the {value} region get a flat bonus."),
         Param.number("region_bonus", "How much is the region bonus?",
-                     ("how much bonus", "flat bonus", "bonus amount"), 0, (100, 250, 500),
+                     ("region bonus", "flat bonus", "bonus amount"), 0, span(50, 1000, 50),
                      "The region bonus is {value} dollars."),
         Param.number("cap", "Is there a maximum commission?", ("maximum", "cap", "limit"), 0,
-                     (5000, 8000, 10000), "Commission is capped at {value}."),
+                     span(2000, 15000, 1000), "Commission is capped at {value}."),
     )
 
     def accept(self, v: Values) -> bool:
@@ -328,16 +329,16 @@ class CurrencyConvert(Family):
     )
     params = (
         Param.number("eur_rate", "How many dollars is one euro worth?", ("euro", "eur"), 1.1,
-                     (1.05, 1.08, 1.12), "One euro is {value} dollars."),
+                     span(1.01, 1.2, 0.01, skip=(1.1,)), "One euro is {value} dollars."),
         Param.number("gbp_rate", "How many dollars is one pound worth?", ("pound", "gbp"), 1.3,
-                     (1.22, 1.25, 1.27), "One pound is {value} dollars."),
+                     span(1.15, 1.4, 0.01, skip=(1.3,)), "One pound is {value} dollars."),
         Param.number("fee_rate", "What fee does the exchange take?", ("fee", "exchange fee",
-                     "commission"), 0, (0.01, 0.015, 0.02, 0.03),
+                     "commission"), 0, span(0.005, 0.04, 0.005),
                      "The exchange fee is {value} of the converted amount.", percent=True),
         Param.number("min_fee", "Is there a minimum fee?", ("minimum", "at least"), 0,
-                     (1, 2, 2.5, 5), "The fee is never less than {value} dollars."),
+                     span(0.5, 5.0, 0.5), "The fee is never less than {value} dollars."),
         error_choice("unknown_currency", "What should it return for a currency it doesn't know?",
-                     ("unknown", "other currency", "unsupported"), "unsupported currency",
+                     ("currency it doesn't know", "unknown", "other currency", "unsupported"), "unsupported currency",
                      "For any other currency, return {value}."),
     )
 
@@ -374,16 +375,16 @@ class ElectricityBill(Family):
     )
     params = (
         Param.number("fixed_charge", "Is there a fixed monthly charge?",
-                     ("fixed", "standing", "monthly charge"), 0, (5, 8, 10, 12.5),
+                     ("fixed", "standing", "monthly charge"), 0, span(3, 20, 1),
                      "There is a fixed charge of {value} every month."),
         Param.number("lower_price_limit", "Up to how many kWh does the first price apply?",
-                     ("tier", "first price", "up to", "how many kwh"), 0, (100, 200, 300, 500),
+                     ("tier", "first price", "up to", "how many kwh"), 0, span(100, 600, 50),
                      "The first {value} kWh are billed at the lower price."),
         Param.number("lower_price", "What is the price per kWh for the first block?",
-                     ("first block", "lower price", "per kwh"), 0.15, (0.1, 0.12, 0.13, 0.18),
+                     ("first block", "lower price", "per kwh"), 0.15, span(0.08, 0.2, 0.01, skip=(0.15,)),
                      "The lower price is {value} per kWh."),
         Param.number("higher_price", "What is the price per kWh beyond the first block?",
-                     ("beyond", "higher price", "above"), 0.2, (0.22, 0.25, 0.3),
+                     ("beyond", "higher price", "above"), 0.2, span(0.18, 0.4, 0.01, skip=(0.2,)),
                      "Beyond that, each kWh costs {value}."),
         error_choice("negative_reading", "What should it return for a negative reading?",
                      ("negative", "invalid", "reading"), "invalid reading",

@@ -14,6 +14,7 @@ from colbench.backend.families.base import (
     register,
     rounded,
     rounding_param,
+    span,
 )
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -38,14 +39,14 @@ class ParkingFee(Family):
     )
     params = (
         Param.number("free_hours", "Is there a free period at the start?",
-                     ("free", "grace", "start"), 0, (0.25, 0.5, 1),
+                     ("free", "grace", "start"), 0, (0.25, 0.5, 0.75, 1, 1.5, 2),
                      "Parking up to {value} hours is free."),
         Param.number("hourly_rate", "What is the hourly rate?", ("hourly", "per hour", "rate"),
-                     2, (1.5, 2.5, 3, 4), "Each hour costs {value}."),
+                     2, span(1.0, 6.0, 0.5, skip=(2,)), "Each hour costs {value}."),
         Param.number("daily_max", "Is there a daily maximum?", ("maximum", "daily", "cap"), 0,
-                     (10, 12, 15, 20), "The fee never goes above {value} for the day."),
+                     span(8, 40, 2), "The fee never goes above {value} for the day."),
         Param.number("weekend_flat", "Is weekend parking priced differently?",
-                     ("weekend",), 0, (5, 8, 10), "On weekends it is a flat {value}."),
+                     ("weekend",), 0, span(3, 15, 1), "On weekends it is a flat {value}."),
         Param.choice("partial_hours", "How is part of an hour charged?",
                      ("part of an hour", "partial", "started hour"), "exact",
                      {"exact": ("charged exactly", "exactly", "by the minute"),
@@ -90,15 +91,15 @@ class TaxiFare(Family):
     )
     params = (
         Param.number("base_fare", "What is the starting fare?", ("base", "starting", "flag"),
-                     3, (2.5, 3.5, 4), "Every trip starts at {value}."),
+                     3, span(2.0, 5.0, 0.5, skip=(3,)), "Every trip starts at {value}."),
         Param.number("per_km", "How much per kilometre?", ("per km", "kilometre", "distance"),
-                     1.5, (1.2, 1.8, 2.0), "Each kilometre costs {value}."),
+                     1.5, span(0.8, 3.0, 0.1, skip=(1.5,)), "Each kilometre costs {value}."),
         Param.number("per_minute", "Is there a charge for time?", ("per minute", "time",
-                     "minute"), 0, (0.2, 0.25, 0.3, 0.4), "Each minute costs {value}."),
+                     "minute"), 0, span(0.1, 0.6, 0.05), "Each minute costs {value}."),
         Param.number("night_multiplier", "How much more is a night trip?", ("night",), 1.5,
-                     (1.2, 1.25, 1.3, 2.0), "Night trips cost {value} times as much."),
+                     span(1.1, 2.0, 0.1, skip=(1.5,)), "Night trips cost {value} times as much."),
         Param.number("minimum_fare", "Is there a minimum fare?", ("minimum", "at least"), 0,
-                     (6, 7, 8, 10), "No trip costs less than {value}."),
+                     span(5, 15, 1), "No trip costs less than {value}."),
         rounding_param(what="the fare", options=("whole", "up")),
     )
 
@@ -137,13 +138,13 @@ class DeliveryDays(Family):
     )
     params = (
         Param.number("km_per_day", "How far does a parcel travel per day?",
-                     ("per day", "how far", "travel"), 500, (300, 400, 600, 800),
+                     ("per day", "how far", "travel"), 500, span(200, 1000, 50, skip=(500,)),
                      "A parcel travels {value} km a day, and a started day counts as a day."),
         Param.number("handling_days", "How many days do you need to pack an order?",
-                     ("pack", "handling", "processing"), 0, (1, 2, 3),
+                     ("pack", "handling", "processing"), 0, (1, 2, 3, 4),
                      "Packing takes {value} days before the parcel leaves."),
         Param.number("express_divisor", "How much faster is express shipping?",
-                     ("express", "faster"), 2, (3, 4),
+                     ("express", "faster"), 2, (3, 4, 5),
                      "Express travel is {value} times faster, rounded up to whole days."),
         Param.flag("express_skips_handling", "Does express skip the packing days?",
                    ("skip", "packing days", "express packing"), False,
@@ -191,16 +192,16 @@ class ReorderQuantity(Family):
     )
     params = (
         Param.number("safety_days", "How many days of safety stock do you keep?",
-                     ("safety", "buffer", "extra days"), 0, (2, 3, 5, 7),
+                     ("safety", "buffer", "extra days"), 0, span(1, 10, 1),
                      "We keep {value} days of safety stock on top of the lead time."),
         Param.number("cover_days", "How many days of sales should an order cover?",
-                     ("cover", "how many days of sales", "order cover"), 30, (7, 14, 21, 28),
+                     ("cover", "how many days of sales", "order cover"), 30, span(7, 45, 1, skip=(30,)),
                      "An order should cover {value} days of sales after it arrives."),
         Param.number("batch_size", "Do you order in fixed batch sizes?",
-                     ("batch", "case", "pack size", "multiples"), 1, (6, 10, 12, 24, 50),
+                     ("batch", "case", "pack size", "multiples"), 1, (5, 6, 10, 12, 20, 24, 25, 48, 50, 100),
                      "We order in multiples of {value}."),
         Param.number("max_order", "Is there a maximum order size?", ("maximum", "cap", "most"),
-                     0, (200, 500, 1000), "One order is never more than {value} units."),
+                     0, span(100, 2000, 100), "One order is never more than {value} units."),
         Param.flag("reorder_at_point", "Do you reorder when stock is exactly at the reorder point?",
                    ("exactly", "reorder point", "at the point"), True,
                    "Yes, stock exactly at the reorder point triggers an order.",
@@ -261,7 +262,7 @@ class ScheduleTasks(Family):
                      {"high_first": ("higher numbers first", "higher number", "highest"),
                       "low_first": ("priority 1 is the most urgent, so lower numbers first",
                                     "lower numbers first", "lower number", "lowest")},
-                     "For priority, {value}."),
+                     "For priority, {value}.", options=("high_first", "low_first")),
         Param.choice("tie_break", "How should tasks with the same priority be ordered?",
                      ("same priority", "tie", "equal"), "input",
                      {"input": ("keep the order they came in", "input order", "original order"),
@@ -273,15 +274,27 @@ class ScheduleTasks(Family):
                    "Finished tasks are left out.",
                    "Finished tasks stay in the list, they are not removed."),
         Param.number("top_n", "How many tasks should it return at most?",
-                     ("how many", "at most", "limit"), 0, (3, 4, 5),
+                     ("how many", "at most", "limit"), 0, span(2, 6, 1),
                      "Return only the first {value} titles."),
+        Param.flag("overdue_first", "Do overdue tasks jump to the front?",
+                   ("overdue", "late", "front"), False,
+                   "Overdue tasks (due today or earlier) come first, whatever their priority.",
+                   "Overdue tasks get no special treatment, they are not moved up."),
+        Param.number("horizon_days", "Should tasks due far in the future be left out?",
+                     ("far", "future", "due in more than"), 0, span(5, 14, 1),
+                     "Leave out tasks due in more than {value} days."),
     )
 
     def code(self, v: Values, fn: str) -> str:
         prio = "-t['priority']" if v.priority_order == "high_first" else "t['priority']"
-        key = {"input": prio, "due": f"({prio}, t['due'])",
-               "title": f"({prio}, t['title'])"}[v.tie_break]
-        pick = ("[t for t in tasks if not t['done']]" if v.skip_done else "list(tasks)")
+        parts = ["t['due'] > 0"] if v.overdue_first else []
+        parts.append(prio)
+        parts += {"input": [], "due": ["t['due']"], "title": ["t['title']"]}[v.tie_break]
+        key = parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ")"
+        conditions = (["not t['done']"] if v.skip_done else []) + (
+            [f"t['due'] <= {v.horizon_days!r}"] if v.horizon_days else [])
+        pick = (f"[t for t in tasks if {' and '.join(conditions)}]" if conditions
+                else "list(tasks)")
         result = f"titles[:{v.top_n!r}]" if v.top_n else "titles"
         return f'''
 def {fn}(tasks):
@@ -299,7 +312,7 @@ def {fn}(tasks):
             prios = [rng.randint(1, 4) for _ in range(k)]
             a, b = rng.sample(range(k), 2)
             prios[b] = prios[a]
-            tasks = [{"title": t, "priority": p, "due": rng.randint(0, 14),
+            tasks = [{"title": t, "priority": p, "due": rng.randint(-3, 14),
                       "done": rng.random() < 0.3} for t, p in zip(titles, prios, strict=True)]
             out.append((tasks,))
         return out
@@ -320,7 +333,7 @@ class InventoryAlert(Family):
     )
     params = (
         Param.number("threshold", "At what quantity is an item running low?",
-                     ("low", "threshold", "quantity"), 10, (3, 5, 15, 20),
+                     ("low", "threshold", "quantity"), 10, span(2, 25, 1, skip=(10,)),
                      "An item is running low below {value} units."),
         Param.flag("at_threshold", "Does an item exactly at the threshold need restocking?",
                    ("exactly", "at the threshold"), False,
@@ -379,10 +392,10 @@ class StoreOpen(Family):
         "name) at a given whole hour.",
     )
     params = (
-        Param.number("open_hour", "What time do you open?", ("open", "opening"), 9, (7, 8, 10),
+        Param.number("open_hour", "What time do you open?", ("open", "opening"), 9, (6, 7, 8, 10, 11),
                      "We open at {value} o'clock."),
         Param.number("close_hour", "What time do you close?", ("close", "closing"), 17,
-                     (18, 20, 21, 22), "We close at {value} o'clock."),
+                     (16, 18, 19, 20, 21, 22), "We close at {value} o'clock."),
         Param.flag("open_at_close", "Are you still open during the closing hour itself?",
                    ("closing hour", "still open", "at closing"), False,
                    "We are still open during the closing hour itself.",
@@ -433,17 +446,17 @@ class CarRentalQuote(Family):
     )
     params = (
         Param.number("min_age", "What is the minimum age to rent?", ("minimum age", "how old",
-                     "rent"), 21, (18, 23, 25), "Drivers must be at least {value}."),
+                     "rent"), 21, (18, 19, 20, 22, 23, 24, 25), "Drivers must be at least {value}."),
         Param.number("young_age", "Until what age do drivers pay a young-driver fee?",
-                     ("young", "young-driver", "until"), 25, (26, 28, 30),
+                     ("young", "young-driver", "until"), 25, span(24, 30, 1, skip=(25,)),
                      "Drivers under {value} pay the young-driver fee."),
         Param.number("young_fee", "How much is the young-driver fee?",
-                     ("fee", "how much", "surcharge"), 0, (10, 15, 20, 25),
+                     ("fee", "how much", "surcharge"), 0, span(5, 40, 5),
                      "The young-driver fee is {value} a day."),
         Param.number("daily_rate", "What is the daily rate?", ("daily", "per day", "rate"), 40,
-                     (30, 35, 45, 55), "The car costs {value} a day."),
+                     span(25, 80, 5, skip=(40,)), "The car costs {value} a day."),
         Param.number("weekly_discount", "Is there a discount for a week or longer?",
-                     ("week", "weekly", "longer"), 0, (0.1, 0.15, 0.2),
+                     ("week", "weekly", "longer"), 0, span(0.05, 0.3, 0.05),
                      "Rentals of a week or more get {value} off.", percent=True),
         Param.flag("card_required", "Is a credit card required?", ("credit card", "card"),
                    True, "Yes, a credit card is required.",

@@ -15,6 +15,7 @@ from colbench.backend.families.base import (
     register,
     rounded,
     rounding_param,
+    span,
 )
 
 NAMES = ("Ava", "Ben", "Cara", "Dev", "Eli", "Fay", "Gus", "Hana", "Ivan", "Jo", "Kai", "Lena",
@@ -37,16 +38,16 @@ class VacationDays(Family):
     )
     params = (
         Param.number("base_days", "How many vacation days does a new employee get?",
-                     ("new", "base", "start", "basic"), 20, (10, 12, 15, 25),
+                     ("new", "base", "start", "basic"), 20, span(10, 28, 1, skip=(20,)),
                      "Everyone starts with {value} days a year."),
         Param.number("extra_every", "How often does someone get an extra day for seniority?",
-                     ("extra", "seniority", "how often", "every"), 1, (2, 3, 5),
+                     ("extra", "seniority", "how often", "every"), 1, span(2, 6, 1),
                      "Staff get an extra day for every {value} full years of service."),
         Param.number("max_days", "What is the most vacation days anyone can get?",
-                     ("most", "maximum", "cap"), 30, (22, 28, 35, 40),
+                     ("most", "maximum", "cap"), 30, span(22, 40, 1, skip=(30,)),
                      "Nobody gets more than {value} days."),
         Param.number("part_time_ratio", "How much of the full allowance do part-timers get?",
-                     ("part-time", "part time", "part-timers"), 0.5, (0.6, 0.75, 0.8),
+                     ("part-time", "part time", "part-timers"), 0.5, span(0.4, 0.9, 0.05, skip=(0.5,)),
                      "Part-timers get {value} of the full-time days.", percent=True),
         rounding_param(what="the part-time days", naive="whole", options=("down", "up")),
     )
@@ -89,23 +90,23 @@ class BonusAmount(Family):
     )
     params = (
         Param.number("min_rating", "What rating do you need to get a bonus?",
-                     ("rating", "need", "qualify"), 3, (2, 3.5, 4),
+                     ("rating", "need", "qualify"), 3, (2, 2.5, 3.5, 4),
                      "A rating of at least {value} is needed for a bonus."),
         Param.number("min_months", "How long must someone have worked here to get a bonus?",
-                     ("months", "how long", "tenure", "worked"), 0, (3, 6, 9, 12),
+                     ("months", "how long", "tenure", "worked"), 0, span(2, 12, 1),
                      "People need at least {value} months with us to get a bonus."),
         Param.number("standard_pct", "What percentage of salary is the normal bonus?",
-                     ("normal", "standard", "percentage"), 0.05, (0.03, 0.04, 0.07, 0.08),
+                     ("normal", "standard", "percentage"), 0.05, span(0.02, 0.1, 0.01, skip=(0.05,)),
                      "The normal bonus is {value} of salary.", percent=True),
         Param.number("top_pct", "What do people with the top rating get?",
-                     ("top", "best", "highest rating"), 0.1, (0.12, 0.15, 0.2),
+                     ("top", "best", "highest rating"), 0.1, span(0.08, 0.25, 0.01, skip=(0.1,)),
                      "A top rating of five gets {value} of salary.", percent=True),
         Param.flag("prorate", "Is the bonus reduced for people who joined during the year?",
                    ("prorate", "pro-rate", "joined", "reduced"), False,
                    "Yes, people with less than a year get a share by months worked.",
                    "No, the bonus is not reduced for people who joined during the year."),
         Param.number("cap", "Is there a maximum bonus?", ("maximum", "cap", "limit"), 0,
-                     (5000, 7500, 10000), "Bonuses are capped at {value} dollars."),
+                     span(3000, 15000, 500), "Bonuses are capped at {value} dollars."),
     )
 
     def accept(self, v: Values) -> bool:
@@ -151,7 +152,7 @@ class RankCandidates(Family):
     )
     params = (
         Param.number("min_score", "Is there a minimum score to be on the list?",
-                     ("minimum", "cut", "lowest score", "at least"), 0, (50, 60, 70, 75),
+                     ("minimum", "cut", "lowest score", "at least"), 0, span(40, 80, 5),
                      "Candidates need a score of at least {value} to be listed."),
         Param.choice("tie_break", "How should candidates with the same score be ordered?",
                      ("tie", "same score", "equal"), "input",
@@ -160,8 +161,11 @@ class RankCandidates(Family):
                       "name": ("alphabetical by name", "alphabetical", "by name")},
                      "When scores tie, {value}."),
         Param.number("top_n", "How many names should it return at most?",
-                     ("how many", "top", "at most", "limit"), 0, (3, 4, 5),
+                     ("how many", "top", "at most", "limit"), 0, span(2, 6, 1),
                      "Return only the top {value} names."),
+        Param.number("min_years", "Do candidates need some years of experience?",
+                     ("years of experience", "experience", "years"), 0, span(1, 5, 1),
+                     "Candidates need at least {value} years of experience."),
     )
 
     def code(self, v: Values, fn: str) -> str:
@@ -170,7 +174,7 @@ class RankCandidates(Family):
         result = f"names[:{v.top_n!r}]" if v.top_n else "names"
         return f'''
 def {fn}(candidates):
-    pool = [c for c in candidates if c["score"] >= {v.min_score!r}]
+    pool = [c for c in candidates if c["score"] >= {v.min_score!r} and c["years"] >= {v.min_years!r}]
     pool = sorted(pool, key=lambda c: {key})
     names = [c["name"] for c in pool]
     return {result}
@@ -210,11 +214,11 @@ class LetterGrade(Family):
     )
     params = (
         Param.number("score_for_a", "What score do you need for an A?", ("an a", "for an a"),
-                     90, (85, 88, 92, 93), "An A needs {value} or more."),
+                     90, span(84, 95, 1, skip=(90,)), "An A needs {value} or more."),
         Param.number("score_for_b", "What score do you need for a B?", ("a b", "for a b"),
-                     80, (75, 78, 82, 83), "A B needs {value} or more."),
+                     80, span(72, 86, 1, skip=(80,)), "A B needs {value} or more."),
         Param.number("score_for_c", "What score do you need for a C?", ("a c", "for a c", "pass"),
-                     70, (60, 65, 68, 72), "A C needs {value} or more."),
+                     70, span(55, 74, 1, skip=(70,)), "A C needs {value} or more."),
         Param.text("lowest_grade", "What grade does a score below a C get?",
                    ("below", "fail", "failing", "lowest"), "F", ("E", "U", "NC"),
                    "Anything below a C gets {value}.", quoted=True),
@@ -271,16 +275,16 @@ class CourseGrade(Family):
     )
     params = (
         Param.number("homework_weight", "How much is homework worth?", ("homework",), 0.2,
-                     (0.1, 0.15, 0.25, 0.3), "Homework counts for {value} of the grade.",
+                     span(0.05, 0.35, 0.05), "Homework counts for {value} of the grade.",
                      percent=True),
         Param.number("midterm_weight", "How much is the midterm worth?", ("midterm",), 0.3,
-                     (0.25, 0.35, 0.4), "The midterm counts for {value} of the grade.",
+                     span(0.15, 0.45, 0.05), "The midterm counts for {value} of the grade.",
                      percent=True),
         Param.number("final_weight", "How much is the final exam worth?", ("final",), 0.5,
-                     (0.4, 0.45, 0.55, 0.6), "The final exam counts for {value} of the grade.",
+                     span(0.3, 0.7, 0.05), "The final exam counts for {value} of the grade.",
                      percent=True),
         Param.number("curve", "Do you add any points as a curve?", ("curve", "points", "add"),
-                     0, (2, 3, 5), "I add {value} points to everyone as a curve."),
+                     0, span(1, 8, 1), "I add {value} points to everyone as a curve."),
         Param.flag("cap_at_100", "Can the grade go above 100?", ("above", "cap", "over"),
                    True, "The grade is capped at 100.",
                    "The grade is not capped, it can go over 100."),
@@ -324,13 +328,13 @@ class ScholarshipDecision(Family):
     )
     params = (
         Param.number("min_gpa", "What is the minimum GPA for any award?",
-                     ("minimum gpa", "any award", "partial"), 3.0, (2.5, 2.8, 3.2, 3.5),
+                     ("minimum gpa", "any award", "partial"), 3.0, span(2.0, 3.5, 0.1, skip=(3.0,)),
                      "Any award needs a GPA of at least {value}."),
         Param.number("full_gpa", "What GPA gets a full scholarship?",
-                     ("full scholarship", "full"), 3.8, (3.6, 3.7, 3.9),
+                     ("full scholarship", "full"), 3.8, span(3.5, 3.95, 0.05, skip=(3.8,)),
                      "A full scholarship needs a GPA of {value} or more."),
         Param.number("max_income", "Is there a family income limit?",
-                     ("income", "limit", "family"), 0, (40000, 50000, 60000, 80000),
+                     ("income", "limit", "family"), 0, span(30000, 100000, 5000),
                      "Families earning more than {value} are not eligible."),
         Param.items("required_documents", "Which documents are required?",
                     ("documents", "required", "paperwork"), ["transcript"],
@@ -387,10 +391,10 @@ class AttendanceStatus(Family):
     )
     params = (
         Param.number("good_ratio", "What attendance rate counts as good?",
-                     ("good", "counts as good"), 0.9, (0.8, 0.85, 0.92, 0.95),
+                     ("good", "counts as good"), 0.9, span(0.8, 0.97, 0.01, skip=(0.9,)),
                      "Attendance of {value} or better is good.", percent=True),
         Param.number("warning_ratio", "Below what rate is a student at risk?",
-                     ("at risk", "warning", "below"), 0.75, (0.6, 0.65, 0.7, 0.8),
+                     ("at risk", "warning", "below"), 0.75, span(0.5, 0.85, 0.05, skip=(0.75,)),
                      "Below {value} a student is at risk.", percent=True),
         Param.flag("cutoff_inclusive", "Does a rate exactly on a cut-off count as the better status?",
                    ("exactly", "cut-off", "on the line"), True,
@@ -403,7 +407,7 @@ class AttendanceStatus(Family):
     )
 
     def accept(self, v: Values) -> bool:
-        return v.warning_ratio < v.good_ratio
+        return v.warning_ratio + 0.03 <= v.good_ratio
 
     def code(self, v: Values, fn: str) -> str:
         op = ">=" if v.cutoff_inclusive else ">"
@@ -443,24 +447,29 @@ class AverageRating(Family):
     )
     params = (
         Param.number("min_count", "How many ratings are needed before showing an average?",
-                     ("how many", "enough", "at least"), 1, (2, 3, 5),
+                     ("how many", "enough", "at least"), 1, span(2, 10, 1),
                      "We need at least {value} ratings to show an average."),
         error_choice("not_enough", "What should it return when there aren't enough ratings?",
-                     ("not enough", "too few", "empty"), "not enough ratings",
+                     ("enough", "not enough", "too few", "empty"), "not enough ratings",
                      "With too few ratings, return {value}."),
         Param.flag("drop_extremes", "Do you drop the highest and lowest rating?",
                    ("drop", "highest", "lowest", "extremes"), False,
                    "The single highest and lowest ratings are dropped before averaging.",
                    "All ratings count, none are dropped."),
-        decimals_param(what="the average", options=(1, 0)),
+        decimals_param(what="the average", options=(1, 0, 3)),
+        Param.flag("valid_only", "Are ratings outside one to five ignored?",
+                   ("outside", "ignored", "invalid ratings"), False,
+                   "Ratings outside one to five are ignored before anything else.",
+                   "No rating is ignored, every number counts."),
     )
 
     def code(self, v: Values, fn: str) -> str:
         drop = ("    if len(ratings) >= 3:\n        ratings = sorted(ratings)[1:-1]\n"
                 if v.drop_extremes else "")
+        valid = ("    ratings = [r for r in ratings if 1 <= r <= 5]\n" if v.valid_only else "")
         return f'''
 def {fn}(ratings):
-    if len(ratings) < {max(v.min_count, 1)!r}:
+{valid}    if len(ratings) < {max(v.min_count, 1)!r}:
         return {v.not_enough!r}
 {drop}    return round(sum(ratings) / len(ratings), {v.decimals!r})
 '''
@@ -471,4 +480,5 @@ def {fn}(ratings):
 
         m = max(v.min_count, 1)
         return [([],), (stars(1),), (stars(m - 1) if m > 1 else [4],), (stars(m),), (stars(7),),
-                ([5, 1, 4, 4],), ([1, 5, 5, 2, 3],), (stars(12),), ([2, 3],), (stars(5),)]
+                ([5, 1, 4, 4],), ([1, 5, 5, 2, 3],), (stars(12),), ([2, 3, 0, 6],),
+                (stars(m) + [0, 9],)]

@@ -7,7 +7,7 @@ import random
 import string
 from typing import Any
 
-from colbench.backend.families.base import Family, Param, Values, decimals_param, register
+from colbench.backend.families.base import Family, Param, Values, decimals_param, register, span
 
 SYMBOL_CHARS = {"underscores": "_", "dots": ".", "hyphens": "-"}
 WORDS = ("apple", "river", "quick", "brown", "stone", "light", "north", "ember", "cloud",
@@ -31,9 +31,9 @@ class ValidateUsername(Family):
     )
     params = (
         Param.number("min_len", "What is the minimum length?", ("minimum", "shortest", "short"),
-                     3, (4, 5, 6, 8), "Usernames need at least {value} characters."),
+                     3, span(4, 8, 1), "Usernames need at least {value} characters."),
         Param.number("max_len", "What is the maximum length?", ("maximum", "longest", "long"),
-                     20, (12, 15, 16, 24), "Usernames can have at most {value} characters."),
+                     20, span(10, 32, 1, skip=(20,)), "Usernames can have at most {value} characters."),
         Param.items("allowed_symbols", "Which symbols are allowed besides letters and digits?",
                     ("symbols", "allowed", "characters"), ["underscores"],
                     ("underscores", "dots", "hyphens"),
@@ -95,10 +95,10 @@ class PasswordStrength(Family):
     )
     params = (
         Param.number("min_length", "How long must a password be to not be weak?",
-                     ("weak", "minimum", "how long"), 8, (6, 10, 12),
+                     ("weak", "minimum", "how long"), 8, span(6, 12, 1, skip=(8,)),
                      "Anything shorter than {value} characters is weak."),
         Param.number("strong_length", "How long must a strong password be?",
-                     ("strong", "long enough"), 12, (10, 14, 16),
+                     ("strong", "long enough"), 12, span(10, 20, 1, skip=(12,)),
                      "A strong password has at least {value} characters."),
         Param.items("required_classes", "What must a strong password contain?",
                     ("contain", "kinds", "characters", "classes"), ["digit"],
@@ -171,7 +171,7 @@ class MakeSlug(Family):
                     [], ("a", "an", "the", "and", "of", "to", "in"),
                     "Leave out the words {value}.", size=(1, 3), quoted=True),
         Param.number("max_length", "Is there a maximum slug length?",
-                     ("maximum", "length", "long"), 0, (20, 30, 40),
+                     ("maximum", "length", "long"), 0, span(15, 60, 5),
                      "Slugs are cut to at most {value} characters."),
     )
 
@@ -218,8 +218,10 @@ class TruncateText(Family):
         Param.choice("ellipsis", "What marker goes at the end of a cut text?",
                      ("marker", "end", "ellipsis"), "...",
                      {"...": ("three dots", "..."), "…": ("a single ellipsis character", "…"),
-                      " [more]": ("a space and [more]", "[more]")},
-                     "End a cut text with {value}."),
+                      " [more]": ("a space and [more]", "[more]"),
+                      " »": ("a space and a » sign", "»"),
+                      "~": ("a tilde", "tilde", "~")},
+                     "End a cut text with {value}.", options=("...", "…", " [more]", " »", "~")),
         Param.flag("count_marker", "Does the marker count toward the length limit?",
                    ("count", "toward", "limit"), False,
                    "The marker counts toward the limit.",
@@ -228,29 +230,41 @@ class TruncateText(Family):
                    ("word", "boundary", "whole words"), False,
                    "Cut at the end of the last whole word.",
                    "Cut in the middle of a word if needed, not at word boundaries."),
+        Param.number("slack", "Can a text go a little over the limit before it is cut?",
+                     ("over the limit", "a little", "slack"), 0, span(2, 6, 1),
+                     "Texts up to {value} characters over the limit are left alone."),
+        Param.flag("strip_punctuation", "Is punctuation right before the marker removed?",
+                   ("punctuation", "comma", "before the marker"), False,
+                   "Commas, periods and other punctuation right before the marker are removed.",
+                   "Punctuation before the marker is not removed."),
     )
 
     def code(self, v: Values, fn: str) -> str:
         room = f"limit - {len(v.ellipsis)}" if v.count_marker else "limit"
+        strip = ('    cut = cut.rstrip(",.;:!?-")\n' if v.strip_punctuation else "")
         words = ('    if text[room:room + 1] not in ("", " ") and " " in cut:\n'
                  '        cut = cut[:cut.rindex(" ")]\n' if v.whole_words else "")
         return f'''
 def {fn}(text, limit):
-    if len(text) <= limit:
+    if len(text) <= limit + {v.slack!r}:
         return text
     room = max({room}, 0)
     cut = text[:room]
-{words}    return cut.rstrip() + {v.ellipsis!r}
+{words}    cut = cut.rstrip()
+{strip}    return cut + {v.ellipsis!r}
 '''
 
     def calls(self, v: Values, rng: random.Random) -> list[tuple[Any, ...]]:
         def sentence(n: int) -> str:
-            return " ".join(rng.choice(WORDS) for _ in range(n))
+            return " ".join(rng.choice(WORDS) + rng.choice(("", "", ",", ".")) for _ in range(n))
 
         out = []
-        for _ in range(8):
+        for i in range(8):
             s = sentence(rng.randint(4, 10))
-            out.append((s, rng.randint(8, max(9, len(s) - 3))))
+            if i < 2:  # just over the limit, inside any slack
+                out.append((s, len(s) - rng.randint(1, 3)))
+            else:
+                out.append((s, rng.randint(8, max(9, len(s) - 9))))
         return out + [("short", 10), ("exactly ten", 11)]
 
 
@@ -268,10 +282,10 @@ class MaskCard(Family):
     )
     params = (
         Param.number("visible_last", "How many digits stay visible at the end?",
-                     ("end", "last", "visible"), 4, (2, 3, 6),
+                     ("end", "last", "visible"), 4, (1, 2, 3, 5, 6),
                      "The last {value} digits stay visible."),
         Param.number("visible_first", "Do any digits stay visible at the start?",
-                     ("start", "first", "beginning"), 0, (1, 4, 6),
+                     ("start", "first", "beginning"), 0, (1, 2, 4, 6),
                      "The first {value} digits stay visible too."),
         Param.text("mask_char", "What character replaces the hidden digits?",
                    ("character", "replace", "symbol"), "*", ("X", "#", "•"),
@@ -331,7 +345,11 @@ class FileSizeLabel(Family):
                      "KB", "KiB"), "short",
                      {"short": ("KB, MB and GB", "KB"), "iec": ("KiB, MiB and GiB", "KiB")},
                      "We write units as {value}.", options=("short", "iec")),
-        decimals_param(what="the number", naive=1, options=(0, 2)),
+        decimals_param(what="the number", naive=1, options=(0, 2, 3)),
+        Param.flag("trim_zeros", "Are trailing zeros after the decimal point dropped?",
+                   ("trailing zeros", "zeros", "dropped"), False,
+                   "Trailing zeros after the decimal point are dropped, and a bare point too.",
+                   "Trailing zeros are not dropped."),
         Param.flag("space_before_unit", "Is there a space between the number and the unit?",
                    ("space",), True, "Put a space between the number and the unit.",
                    "No space between the number and the unit."),
@@ -344,6 +362,8 @@ class FileSizeLabel(Family):
         units = (["B", "KB", "MB", "GB", "TB"] if v.unit_style == "short"
                  else ["B", "KiB", "MiB", "GiB", "TiB"])
         sep = " " if v.space_before_unit else ""
+        trim = ('    if "." in number:\n        number = number.rstrip("0").rstrip(".")\n'
+                if v.trim_zeros else "")
         return f'''
 def {fn}(num_bytes):
     if num_bytes < 0:
@@ -356,11 +376,12 @@ def {fn}(num_bytes):
         index = index + 1
     if index == 0:
         return str(num_bytes) + {sep + "B"!r}
-    return "%.{v.decimals}f" % size + {sep!r} + units[index]
+    number = "%.{v.decimals}f" % size
+{trim}    return number + {sep!r} + units[index]
 '''
 
     def calls(self, v: Values, rng: random.Random) -> list[tuple[Any, ...]]:
-        return [(0,), (rng.randint(1, 999),), (1000,), (1024,), (rng.randint(1100, 900000),),
+        return [(0,), (rng.randint(1, 999),), (1000,), (1536,), (rng.randint(1100, 900000),),
                 (rng.randint(1_100_000, 900_000_000),), (1_000_000,), (1_048_576,),
                 (rng.randint(2 * 10**9, 8 * 10**12),), (-1,)]
 
@@ -400,6 +421,9 @@ class DedupeEmails(Family):
         Param.flag("sort_output", "Should the result be sorted?", ("sorted", "sort", "order"),
                    False, "Return them sorted alphabetically.",
                    "Keep them in the order they first appear, not sorted."),
+        Param.number("limit", "Is there a maximum number of addresses to return?",
+                     ("maximum number", "at most", "limit"), 0, span(3, 8, 1),
+                     "Return at most {value} addresses."),
     )
 
     def code(self, v: Values, fn: str) -> str:
@@ -417,6 +441,8 @@ class DedupeEmails(Family):
         keep = ("        if key not in kept:\n            kept[key] = email"
                 if v.spelling_kept == "first" else "        kept[key] = email")
         result = "sorted(kept.values())" if v.sort_output else "list(kept.values())"
+        if v.limit:
+            result += f"[:{v.limit!r}]"
         lines = "\n".join(norm)
         return f'''
 def {fn}(emails):
