@@ -1,0 +1,348 @@
+"""``sweet-rl``: SWEET-RL (Zhou et al., 2025) on TRL's ``DPOTrainer``.
+
+Two stages, both TRL trainers:
+
+1. **Critic.** A copy of the starting model learns per-turn advantages from pairs of episodes
+   with the Bradley-Terry loss, reading the task's privileged data c that the policy never
+   sees (:mod:`colbench.trainers.sweet_rl_critic`, :class:`SweetCriticTrainer`). Pairs: per
+   task where some episode succeeded, the best episode against each strictly worse one. It is
+   saved in ``OUT/critic``.
+2. **Policy (actor).** For ``turn_fraction`` of the data's turns (seeded draw), the starting
+   policy samples ``num_candidates`` actions from the turn's history. The critic scores each;
+   candidates are ranked by advantage, and ``pairs_per_turn`` pairs are drawn, each a random
+   top-half candidate against a random bottom-half one. The policy is trained with per-turn
+   DPO on those pairs plus an NLL term on the chosen action
+   (:class:`~colbench.trainers.trl_ext.TurnMaskedDPOTrainer`, TRL's ``sigmoid`` and ``sft``
+   losses weighted 1 and ``nll_coef``). The pairs are kept in ``OUT/actor_pairs.jsonl``.
+
+Under ``accelerate launch`` both trainers run on every process as TRL's do; sampling and
+scoring the candidates runs on the main process (the critic, its reference and the policy on
+one device), and the other processes wait for its pairs.
+
+Where this follows the paper and where it had to choose is written out in
+``trainers/README.md`` ("SWEET-RL: paper, released code, and this implementation").
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import json
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+from colbench.trainers.base import TrainerPlugin, TrainResult, register_trainer
+from colbench.trainers.data import (
+    TrajectoryData,
+    TrajectoryPair,
+    load_missing_tasks,
+    trajectory_pairs,
+    turn_rows,
+)
+from colbench.trainers.model_io import ModelSource
+from colbench.trainers.sweet_rl_config import SweetRLConfig
+
+from colbench.errors import ConfigError
+
+CRITIC_DIR = "critic"
+ACTOR_PAIRS = "actor_pairs.jsonl"
+
+
+def critic_pairs(data: TrajectoryData, config: SweetRLConfig) -> list[TrajectoryPair]:
+    return trajectory_pairs(data, require_success=True,
+                            max_pairs_per_task=config.critic_max_pairs_per_task)
+
+
+def select_turns(data: TrajectoryData, fraction: float, seed: int) -> list[dict[str, Any]]:
+    """A seeded draw of ``fraction`` of the data's turns (at least one)."""
+    rows = turn_rows(data)
+    count = max(1, math.ceil(fraction * len(rows)))
+    rng = random.Random(f"sweet-rl-turns:{seed}")
+    picked = sorted(rng.sample(range(len(rows)), count))
+    return [rows[i] for i in picked]
+
+
+def turn_seed(seed: int, row: dict[str, Any]) -> int:
+    key = f"{seed}\x00{row['task_id']}\x00{row['trial']}\x00{row['turn']}".encode()
+    return int.from_bytes(hashlib.sha256(key).digest()[:4], "little")
+
+
+def rank_pairs(candidates: list[str], advantages: list[float], pairs_per_turn: int,
+               rng: random.Random) -> list[tuple[int, int]]:
+    """Up to ``pairs_per_turn`` distinct ``(chosen, rejected)`` index pairs: a random candidate
+    of the top half by advantage against a random one of the bottom half. Pairs whose texts are
+    equal, or whose advantages are, say nothing and are skipped."""
+    order = sorted(range(len(candidates)), key=lambda i: (-advantages[i], i))
+    half = len(order) // 2
+    top, bottom = order[:half], order[half:]
+    if not top or not bottom:
+        return []
+    possible = [(c, r) for c in top for r in bottom
+                if candidates[c] != candidates[r] and advantages[c] > advantages[r]]
+    if len(possible) <= pairs_per_turn:
+        return possible
+    return rng.sample(possible, pairs_per_turn)
+
+
+@register_trainer
+class SweetRLTrainer(TrainerPlugin):
+    """SWEET-RL (see the module docs)."""
+
+    name = "sweet-rl"
+    config_class = SweetRLConfig
+    summary = ("SWEET-RL: a critic that reads the privileged data gives per-turn advantages; "
+               "the policy learns by per-turn DPO on candidates it ranks")
+
+    config: SweetRLConfig
+
+    def validate(self, data: TrajectoryData | None) -> None:
+        assert data is not None
+        if not data.successes():
+            raise ConfigError(f"sweet-rl: no successful rollouts in the data ({data.describe()});"
+                              " the critic learns from tasks where some episode succeeded")
+        if self.config.critic_path is None and not critic_pairs(data, self.config):
+            raise ConfigError(f"sweet-rl: no critic pairs ({data.describe()}): the tasks with a "
+                              "success have no strictly worse episode; collect more per task "
+                              "(--k) or from a pool of models")
+        if self.config.use_privileged and not data.has_privileged:
+            load_missing_tasks(data)
+
+    # -- stages ---------------------------------------------------------------------------------
+    def train_critic(self, model: ModelSource, data: TrajectoryData, tokenizer: Any,
+                     out: Path) -> Path:
+        """Stage 1: train the critic into ``out`` (model or adapter, and the tokenizer)."""
+        from colbench.trainers.model_io import load_causal_lm, lora_config
+        from colbench.trainers.sweet_rl_critic import SweetCriticTrainer, critic_rows
+        from colbench.trainers.trl_ext import make_config, save_trained, training_arguments
+        from datasets import Dataset
+        from trl import DPOConfig
+
+        config = self.config
+        pairs = critic_pairs(data, config)
+        dataset = Dataset.from_list(critic_rows(pairs, data, tokenizer,
+                                                use_privileged=config.use_privileged))
+        lora = config.critic_uses_lora
+        extra: dict[str, Any] = {"beta": config.beta}
+        if config.critic_batch_size is not None:
+            extra["per_device_train_batch_size"] = config.critic_batch_size
+        args = make_config(DPOConfig, training_arguments(
+            config, out, learning_rate=config.critic_learning_rate, epochs=config.critic_epochs,
+            **extra))
+        critic = load_causal_lm(model, dtype=config.dtype,
+                                trust_remote_code=config.trust_remote_code)
+        ref = None if lora else load_causal_lm(model, dtype=config.dtype,
+                                               trust_remote_code=config.trust_remote_code)
+        peft = lora_config(_with_lora(config, lora))
+        trainer = SweetCriticTrainer(model=critic, ref_model=ref, args=args,
+                                     train_dataset=dataset, processing_class=tokenizer,
+                                     peft_config=peft)
+        result = trainer.train()
+        save_trained(trainer, tokenizer, out)
+        self.critic_metrics = {"critic_pairs": len(pairs), "critic_loss": round(
+            result.metrics.get("train_loss", float("nan")), 6)}
+        del trainer, critic, ref
+        _free_memory()
+        return out
+
+    def load_scorer(self, model: ModelSource, critic_dir: Path, tokenizer: Any,
+                    device: Any) -> Any:
+        """The critic in ``critic_dir`` and its reference (the starting model), for scoring."""
+        from colbench.trainers.model_io import load_causal_lm
+        from colbench.trainers.sweet_rl_critic import CriticScorer
+        from transformers import AutoModelForCausalLM
+
+        config = self.config
+        dtype = _inference_dtype(config.dtype, device)
+        base = load_causal_lm(model, dtype=dtype, trust_remote_code=config.trust_remote_code)
+        if (critic_dir / "adapter_config.json").is_file():
+            import peft
+
+            critic = peft.PeftModel.from_pretrained(base, str(critic_dir))
+            ref = None
+        elif (critic_dir / "config.json").is_file():
+            critic = AutoModelForCausalLM.from_pretrained(
+                str(critic_dir), dtype=_torch_dtype(dtype),
+                trust_remote_code=config.trust_remote_code)
+            ref = base.to(device).eval()
+        else:
+            raise ConfigError(f"{critic_dir} holds no critic (no config.json or "
+                              "adapter_config.json)")
+        critic = critic.to(device).eval()
+        return CriticScorer(critic, tokenizer, ref, batch_size=config.scoring_batch_size)
+
+    def make_actor_pairs(self, model: ModelSource, data: TrajectoryData, tokenizer: Any,
+                         critic_dir: Path, device: Any) -> list[dict[str, Any]]:
+        """Stage 2a: sample candidates for the chosen turns, score them, pair them."""
+        from colbench.trainers.model_io import load_causal_lm
+        from colbench.trainers.sweet_rl_critic import critic_messages
+
+        from colbench.models.base import SamplingParams
+        from colbench.models.hf import HFChatModel
+
+        config = self.config
+        turns = select_turns(data, config.turn_fraction, config.seed)
+        policy = load_causal_lm(model, dtype=_inference_dtype(config.dtype, device),
+                                trust_remote_code=config.trust_remote_code).to(device).eval()
+        chat = HFChatModel(policy, tokenizer, name="sweet-rl candidates",
+                           batch_size=config.scoring_batch_size, batch_wait=0.0)
+        try:
+            candidates = []
+            for row in turns:
+                params = SamplingParams(temperature=config.candidate_temperature,
+                                        max_tokens=config.candidate_max_tokens,
+                                        seed=turn_seed(config.seed, row))
+                replies = chat.generate([row["history"]] * config.num_candidates, params)
+                candidates.append([r.text for r in replies])
+        finally:
+            chat.close()
+            del chat, policy
+            _free_memory()
+        scorer = self.load_scorer(model, critic_dir, tokenizer, device)
+        try:
+            requests = [(critic_messages(row["history"], row["privileged"],
+                                         config.use_privileged), texts)
+                        for row, texts in zip(turns, candidates, strict=True)]
+            advantages = scorer.score_many(requests)
+        finally:
+            del scorer
+            _free_memory()
+        rng = random.Random(f"sweet-rl-pairs:{config.seed}")
+        pairs = []
+        for row, texts, scores in zip(turns, candidates, advantages, strict=True):
+            for c, r in rank_pairs(texts, scores, config.pairs_per_turn, rng):
+                pairs.append({"task_id": row["task_id"], "trial": row["trial"],
+                              "turn": row["turn"], "history": row["history"],
+                              "chosen": texts[c], "rejected": texts[r],
+                              "chosen_advantage": scores[c], "rejected_advantage": scores[r]})
+        return pairs
+
+    def train_actor(self, model: ModelSource, pairs: list[dict[str, Any]], tokenizer: Any,
+                    out: Path) -> dict[str, Any]:
+        """Stage 2b: per-turn DPO with an NLL term on the candidate pairs."""
+        from colbench.trainers.model_io import load_causal_lm, lora_config
+        from colbench.trainers.mt_dpo_trainer import dpo_loss_settings
+        from colbench.trainers.tokenize import tokenize_continuation
+        from colbench.trainers.trl_ext import (
+            TurnMaskedDPOTrainer,
+            make_config,
+            save_trained,
+            training_arguments,
+        )
+        from datasets import Dataset
+        from trl import DPOConfig
+
+        config = self.config
+        rows = []
+        for pair in pairs:
+            prompt_ids, chosen_ids, chosen_turns = tokenize_continuation(
+                tokenizer, pair["history"], [{"role": "assistant", "content": pair["chosen"]}])
+            _, rejected_ids, rejected_turns = tokenize_continuation(
+                tokenizer, pair["history"], [{"role": "assistant", "content": pair["rejected"]}])
+            rows.append({"prompt_ids": prompt_ids, "chosen_ids": chosen_ids,
+                         "rejected_ids": rejected_ids, "chosen_turns": chosen_turns,
+                         "rejected_turns": rejected_turns})
+        args = make_config(DPOConfig, training_arguments(
+            config, out, **dpo_loss_settings(config.beta, "sigmoid", config.nll_coef)))
+        policy = load_causal_lm(model, dtype=config.dtype,
+                                trust_remote_code=config.trust_remote_code)
+        ref = None if config.lora else load_causal_lm(
+            model, dtype=config.dtype, trust_remote_code=config.trust_remote_code)
+        trainer = TurnMaskedDPOTrainer(model=policy, ref_model=ref, args=args,
+                                       train_dataset=Dataset.from_list(rows),
+                                       processing_class=tokenizer,
+                                       peft_config=lora_config(config))
+        result = trainer.train()
+        save_trained(trainer, tokenizer, out)
+        metrics = {k: round(v, 6) if isinstance(v, float) else v
+                   for k, v in result.metrics.items()}
+        del trainer, policy, ref
+        _free_memory()
+        return metrics
+
+    # -- the whole run ----------------------------------------------------------------------------
+    def train(self, model: ModelSource, data: TrajectoryData | None, out: Path) -> TrainResult:
+        from accelerate import PartialState
+        from colbench.trainers.model_io import load_tokenizer, write_model_card
+
+        assert data is not None
+        config = self.config
+        if model.adapter and config.critic_uses_lora:
+            raise ConfigError(f"critic_lora on {model.spec!r}: the model is an adapter; merge it "
+                              "into a full checkpoint first, or set critic_lora: false")
+        tokenizer = load_tokenizer(model, trust_remote_code=config.trust_remote_code)
+        state = PartialState()
+        self.critic_metrics = {}
+        if config.critic_path is not None:
+            critic_dir = Path(config.critic_path)
+            if not critic_dir.is_dir():
+                raise ConfigError(f"critic_path {critic_dir} is not a folder")
+        else:
+            critic_dir = self.train_critic(model, data, tokenizer, out / CRITIC_DIR)
+        pairs_path = out / ACTOR_PAIRS
+        if state.is_main_process:
+            pairs = self.make_actor_pairs(model, data, tokenizer, critic_dir, state.device)
+            with pairs_path.open("w", encoding="utf-8") as fh:
+                for pair in pairs:
+                    fh.write(json.dumps(pair, ensure_ascii=False) + "\n")
+        state.wait_for_everyone()
+        pairs = [json.loads(line) for line in pairs_path.read_text(encoding="utf-8").splitlines()
+                 if line.strip()]
+        if not pairs:
+            raise ConfigError("sweet-rl: the critic ranked no candidate pair (every turn's "
+                              "candidates were identical or tied); raise candidate_temperature "
+                              "or num_candidates")
+        metrics = self.train_actor(model, pairs, tokenizer, out)
+        metrics.update(self.critic_metrics)
+        metrics["actor_pairs"] = len(pairs)
+        metrics["actor_turns"] = len({(p["task_id"], p["trial"], p["turn"]) for p in pairs})
+        if state.is_main_process:
+            write_model_card(
+                out, trainer=self.name, source=model, config=config, adapter=config.lora,
+                data_text=(f"{data.describe()}; critic "
+                           f"{'from ' + str(critic_dir) if config.critic_path else 'trained on '}"
+                           f"{metrics.get('critic_pairs', '')} episode pairs"
+                           f"{'' if config.use_privileged else ' without privileged data'}; "
+                           f"policy trained on {len(pairs)} candidate pairs from "
+                           f"{metrics['actor_turns']} turns."),
+                summary=self.summary, metrics=metrics,
+                method=("SWEET-RL (Zhou et al., 2025, 'SWEET-RL: Training Multi-Turn LLM Agents "
+                        "on Collaborative Reasoning Tasks'): a critic with per-turn advantage "
+                        "mean_l[log pi_critic - log pi_ref] given the privileged data, trained "
+                        "with a Bradley-Terry loss on episode pairs; the policy trained with "
+                        "per-turn DPO plus NLL on candidates ranked by the critic. The critic is "
+                        f"in `{critic_dir}`."))
+        return TrainResult(path=out, metrics=metrics, adapter=config.lora,
+                           artefacts={"critic": critic_dir, "actor_pairs": pairs_path})
+
+
+def _with_lora(config: SweetRLConfig, lora: bool) -> SweetRLConfig:
+    import dataclasses
+
+    return dataclasses.replace(config, lora=lora) if config.lora != lora else config
+
+
+def _inference_dtype(name: str, device: Any) -> str:
+    """Sampling and scoring need no float32 master weights: bfloat16 on a GPU that has it."""
+    import torch
+
+    if name != "auto":
+        return name
+    if str(device).startswith("cuda") and torch.cuda.is_bf16_supported():
+        return "bfloat16"
+    return "float32"
+
+
+def _torch_dtype(name: str) -> Any:
+    from colbench.trainers.model_io import resolve_dtype
+
+    return resolve_dtype(name)
+
+
+def _free_memory() -> None:
+    import torch
+
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
