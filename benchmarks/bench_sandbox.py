@@ -11,14 +11,14 @@ about ten lines) and its ten test calls. Three ways to run it:
 
 Targets: (a) at least 10x faster than (b), and within 5x of (c).
 
-Each figure is the median time per task within a round, and the best round of ``--rounds``
-(as ``timeit`` takes the minimum): other processes on a shared machine only ever slow a run
-down. The load average is printed with the figures. The pool is measured twice: with two
-workers (a worker forks the next task's child and cleans up after the last one while the
-other serves, which is how a pool serves a runner) and with one worker, where nothing overlaps
-and every task also pays for that background work.
+The methods run interleaved, task by task, so that all see the same load on a shared machine;
+each figure is the median time per task of a round, and the median over ``--rounds`` (ratios
+are taken within a round). The load average is printed with the figures. The pool is measured
+with two workers (a worker forks the next task's child and cleans up after the previous task
+while the other serves, which is how a pool serves a runner) and with one worker, where
+nothing overlaps and each task also waits for that background work.
 
-Usage: ``python benchmarks/bench_sandbox.py [--tasks 200] [--rounds 3] [--fresh 20]``.
+Usage: ``python benchmarks/bench_sandbox.py [--tasks 200] [--rounds 3] [--fresh-every 10]``.
 """
 
 from __future__ import annotations
@@ -108,26 +108,20 @@ def fresh_interpreter(code: str, calls: list[str]) -> list[Any]:
     return [item.get("v") for item in json.loads(done.stdout)]
 
 
-def per_task(run: Callable[[], list[Any]], tasks: int, rounds: int,
-             expected: list[Any]) -> float:
-    """Median seconds per task, best round."""
-    best = float("inf")
-    for _ in range(rounds):
-        times = []
-        for _ in range(tasks):
-            started = time.perf_counter()
-            values = run()
-            times.append(time.perf_counter() - started)
-            if values != expected:
-                raise SystemExit(f"wrong values: {values} != {expected}")
-        best = min(best, statistics.median(times))
-    return best
+def timed(run: Callable[[], list[Any]], expected: list[Any]) -> float:
+    started = time.perf_counter()
+    values = run()
+    elapsed = time.perf_counter() - started
+    if values != expected:
+        raise SystemExit(f"wrong values: {values} != {expected}")
+    return elapsed
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tasks", type=int, default=200, help="tasks per round (pool, exec)")
-    parser.add_argument("--fresh", type=int, default=20, help="tasks per round (fresh python)")
+    parser.add_argument("--tasks", type=int, default=200, help="tasks per round and method")
+    parser.add_argument("--fresh-every", type=int, default=10,
+                        help="run the fresh interpreter on one task in this many")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     expected = expected_values()
@@ -139,33 +133,48 @@ def main() -> None:
             return [r.value if r.ok else None for r in verdict.results]
         return run
 
-    figures: dict[str, float] = {}
-    with Sandbox(workers=2, limits=limits) as pool:
-        isolation = pool.isolation
-        per_task(pool_runner(pool), 20, 1, expected)  # warm up
-        figures["pool, 2 workers"] = per_task(pool_runner(pool), args.tasks, args.rounds,
-                                              expected)
-    with Sandbox(workers=1, limits=limits) as pool:
-        per_task(pool_runner(pool), 20, 1, expected)
-        figures["pool, 1 worker"] = per_task(pool_runner(pool), args.tasks, args.rounds,
-                                             expected)
-    figures["fresh interpreter"] = per_task(lambda: fresh_interpreter(CODE, CALLS), args.fresh,
-                                            args.rounds, expected)
-    figures["in-process exec"] = per_task(lambda: in_process(CODE, CALLS), args.tasks * 5,
-                                          args.rounds, expected)
+    names = ["pool, 2 workers", "pool, 1 worker", "fresh interpreter", "in-process exec"]
+    rounds: list[dict[str, float]] = []
+    with Sandbox(workers=2, limits=limits) as pool2, Sandbox(workers=1, limits=limits) as pool1:
+        isolation = pool2.isolation
+        runners = {
+            names[0]: pool_runner(pool2), names[1]: pool_runner(pool1),
+            names[2]: lambda: fresh_interpreter(CODE, CALLS),
+            names[3]: lambda: in_process(CODE, CALLS),
+        }
+        for run in (runners[names[0]], runners[names[1]], runners[names[3]]):
+            for _ in range(20):  # warm up
+                timed(run, expected)
+        for _ in range(args.rounds):
+            # Interleaved task by task, so that every method sees the same machine load.
+            samples: dict[str, list[float]] = {name: [] for name in names}
+            for index in range(args.tasks):
+                for name in names:
+                    if name == names[2] and index % args.fresh_every:
+                        continue
+                    samples[name].append(timed(runners[name], expected))
+            rounds.append({name: statistics.median(times) for name, times in samples.items()})
+
+    def middle(values: list[float]) -> float:
+        return statistics.median(values)
+
+    figures = {name: middle([r[name] for r in rounds]) for name in names}
+    fresh_vs_pool = middle([r[names[2]] / r[names[0]] for r in rounds])
+    fresh_vs_pool1 = middle([r[names[2]] / r[names[1]] for r in rounds])
+    pool_vs_exec = middle([r[names[0]] / r[names[3]] for r in rounds])
+    pool1_vs_exec = middle([r[names[1]] / r[names[3]] for r in rounds])
 
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     applied = [k for k in ("network_namespace", "uid_drop", "private_root") if isolation[k]]
     print(f"sandbox cost per task (10 calls); {os.cpu_count()} CPUs, load average {load}")
     print(f"isolation applied: {', '.join(applied) or 'none'}; rlimits: "
           f"{', '.join(isolation['rlimits'])}")
+    print(f"median per task over {args.rounds} rounds of {args.tasks} interleaved tasks:")
     for name, seconds in figures.items():
         print(f"  {name:<20} {seconds * 1e3:9.3f} ms")
-    pool2, pool1 = figures["pool, 2 workers"], figures["pool, 1 worker"]
-    fresh, inproc = figures["fresh interpreter"], figures["in-process exec"]
-    print(f"fresh interpreter / pool: {fresh / pool2:6.1f}x  (1 worker: {fresh / pool1:.1f}x; "
+    print(f"fresh interpreter / pool: {fresh_vs_pool:6.1f}x  (1 worker: {fresh_vs_pool1:.1f}x; "
           "target >= 10x)")
-    print(f"pool / in-process exec:   {pool2 / inproc:6.1f}x  (1 worker: {pool1 / inproc:.1f}x; "
+    print(f"pool / in-process exec:   {pool_vs_exec:6.1f}x  (1 worker: {pool1_vs_exec:.1f}x; "
           "target <= 5x)")
 
 

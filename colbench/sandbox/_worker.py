@@ -26,6 +26,7 @@ import resource
 import select
 import shutil
 import signal
+import struct
 import sys
 import tempfile
 import time
@@ -41,6 +42,10 @@ del sys.path[0]
 
 FD_RESULT = 3
 FD_JOB = 4
+FD_DOORBELL = 5
+STAMP = struct.Struct("!d")  # progress frames start with the child's CLOCK_MONOTONIC time
+RING_EVERY = 32 << 10  # ring the doorbell at least this often while writing results
+F_SETPIPE_SZ = 1031
 MAX_TEXT = 64 << 10  # error texts from the child
 
 PRELOAD_DEFAULT = (
@@ -156,14 +161,15 @@ def child_prepare(worker: Worker, job_dir: str, fds: dict[str, int]) -> None:
     os.setsid()
     # Lift the pipe ends clear of 0-4 first, so that no dup2 below overwrites another.
     high = {name: fcntl.fcntl(fds[name], fcntl.F_DUPFD, 64)
-            for name in ("out_w", "res_w", "job_r")}
+            for name in ("out_w", "res_w", "job_r", "bell_w")}
     devnull = fcntl.fcntl(os.open("/dev/null", os.O_RDONLY), fcntl.F_DUPFD, 64)
     os.dup2(devnull, 0)
     os.dup2(high["out_w"], 1)
     os.dup2(high["out_w"], 2)
     os.dup2(high["res_w"], FD_RESULT)
     os.dup2(high["job_r"], FD_JOB)
-    os.closerange(FD_JOB + 1, 1 << 16)
+    os.dup2(high["bell_w"], FD_DOORBELL)
+    os.closerange(FD_DOORBELL + 1, 1 << 16)
     os.chdir(job_dir)
     limits = worker.limits
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -194,17 +200,49 @@ def child_prepare(worker: Worker, job_dir: str, fds: dict[str, int]) -> None:
     write_all(FD_RESULT, _wire.frame(_wire.C_PREPARED, 0))
 
 
+WARM_UP_SOURCE = '''\
+import math
+from collections import defaultdict
+
+RATES = {"low": 0.1, "mid": 0.25, "high": 0.4}
+
+
+def _helper(value, factor=1.5):
+    """Round the way agents often do."""
+    return round(value * factor, 2)
+
+
+def warm(items, mode="mid", *, limit=None):
+    totals = defaultdict(float)
+    for index, (name, amount) in enumerate(items):
+        if amount <= 0 or (limit is not None and index >= limit):
+            continue
+        rate = RATES.get(mode, 0.0)
+        totals[name] += _helper(amount) * (1 - rate)
+    ordered = sorted(totals.items(), key=lambda pair: (-pair[1], pair[0]))
+    return [f"{name}:{value:.2f}" for name, value in ordered] or [str(math.pi)]
+'''
+
+
 def warm_up() -> None:
     """Walk the paths a job takes once, before the job arrives: the copy-on-write page
     faults they cause (a forked child pays for every page it first writes, and refcounts
     write everywhere) then happen while the child waits, not while the job is timed."""
+    job = json.dumps({"code": WARM_UP_SOURCE, "calls": ["warm([('a', 1.5), ('b', 2)])"]})
+    decoded = json.loads(job)
     namespace: dict[str, Any] = {"__name__": "warm_up"}
-    exec(compile("def _warm(x, y=1):\n    return [x, y, str(x), {x: (y,)}]\n",
-                 "warm_up.py", "exec"), namespace)
-    for expression in ("_warm(1)", "_warm('a', 2.5)"):
+    linecache.cache["warm_up.py"] = (len(decoded["code"]), None,
+                                     decoded["code"].splitlines(True), "warm_up.py")
+    exec(compile(decoded["code"], "warm_up.py", "exec"), namespace)
+    for expression in (*decoded["calls"], "warm([], 'low', limit=1)", "_helper(2)",
+                       "(1, 'a', None, True, {2: [3.5]}, {4}, frozenset(), b'x', 2**70)"):
         value = eval(compile(expression, "<call>", "eval"), namespace)
         json.dumps({"v": _wire.encode(value)}, allow_nan=False, separators=(",", ":"))
-    json.loads(json.dumps({"code": "x", "calls": ["f(1)"]}))
+    try:
+        eval(compile("warm(None)", "<call>", "eval"), namespace)
+    except TypeError as exc:
+        ChildRun.error_str(exc)
+    del linecache.cache["warm_up.py"]
     resource.getrusage(resource.RUSAGE_SELF)
 
 
@@ -227,16 +265,32 @@ class ChildRun:
         self.stdout = sys.stdout
         self.stderr = sys.stderr
         self.hard_cpu = resource.RLIM_INFINITY
+        self.unrung = 0
 
-    def send(self, kind: int, index: int = 0, payload: bytes = b"") -> None:
+    def send(self, kind: int, index: int = 0, payload: bytes = b"", *, stamp: bool = False,
+             ring: bool = False) -> None:
+        """Write one frame. The worker does not wake for each: it reads them when the
+        doorbell rings (the job's end, or a lot written), when its deadline comes, or when
+        the child dies. ``stamp`` prefixes the time, which the worker's per-call deadline
+        counts from."""
         if os.getpid() != self.pid:
             os._exit(0)  # a copy the code forked: only the child itself reports
-        for stream in (self.stdout, self.stderr, sys.stdout, sys.stderr):
+        for stream in {id(s): s for s in (self.stdout, self.stderr, sys.stdout,
+                                          sys.stderr)}.values():
             try:
                 stream.flush()
             except BaseException:
                 pass
+        if stamp:
+            payload = STAMP.pack(time.monotonic()) + payload
         write_all(FD_RESULT, _wire.frame(kind, index, payload))
+        self.unrung += len(payload) + _wire.HEADER.size
+        if ring or self.unrung >= RING_EVERY:
+            self.unrung = 0
+            try:
+                os.write(FD_DOORBELL, b"!")
+            except BlockingIOError:
+                pass  # rung already: plenty of unread rings in the pipe
 
     def arm_cpu(self, calls_left: int | None = None) -> None:
         """A fresh CPU budget for the next phase: soft limit = used + ``cpu_seconds`` (the
@@ -268,20 +322,20 @@ class ChildRun:
         try:
             compiled = compile(code, filename, "exec")
         except BaseException as exc:  # SyntaxError, ValueError (NUL bytes), MemoryError, ...
-            self.send(_wire.C_COMPILE_ERROR, start, self.error_text(exc))
+            self.send(_wire.C_COMPILE_ERROR, start, self.error_text(exc), ring=True)
             return
         sys.modules["solution"] = module
         try:
             exec(compiled, module.__dict__)
         except BaseException as exc:
-            self.send(_wire.C_MODULE_ERROR, start, self.error_text(exc))
+            self.send(_wire.C_MODULE_ERROR, start, self.error_text(exc), ring=True)
             return
-        self.send(_wire.C_MODULE_OK, start)
+        self.send(_wire.C_MODULE_OK, start, stamp=True)
         namespace = module.__dict__
         for index in range(start, len(calls)):
             self.arm_cpu()
-            self.send(_wire.C_CALL, index, self.call(calls[index], namespace))
-        self.send(_wire.C_DONE, len(calls))
+            self.send(_wire.C_CALL, index, self.call(calls[index], namespace), stamp=True)
+        self.send(_wire.C_DONE, len(calls), ring=True)
 
     def call(self, expression: str, namespace: dict[str, Any]) -> bytes:
         try:
@@ -332,6 +386,7 @@ class Child:
         self.res_r = fds["res_r"]
         self.out_r = fds["out_r"]
         self.job_w = fds["job_w"]
+        self.bell_r = fds["bell_r"]
         self.pidfd: int | None = None
         try:
             self.pidfd = os.pidfd_open(pid)
@@ -365,7 +420,7 @@ class Child:
     def close(self) -> None:
         self.kill()
         self.poll_exit(block=True)
-        for fd in (self.res_r, self.out_r, self.job_w, self.pidfd):
+        for fd in (self.res_r, self.out_r, self.job_w, self.bell_r, self.pidfd):
             if fd is not None:
                 try:
                     os.close(fd)
@@ -377,6 +432,24 @@ class Child:
 
 class SetupError(Exception):
     """The sandbox could not set a child up: the environment's fault, never the code's."""
+
+
+PROTOCOL_MESSAGE = ("wrote something that is not a valid result to the sandbox's result "
+                    "channel")
+
+
+class _Progress:
+    """Where a child is: set up yet, importing (``index`` None) or running call ``index``,
+    and when it last made progress."""
+
+    __slots__ = ("start", "index", "prepared", "last", "phase_changed")
+
+    def __init__(self, start: int, now: float) -> None:
+        self.start = start
+        self.index: int | None = None
+        self.prepared = False
+        self.last = now
+        self.phase_changed = False
 
 
 class Failure(Exception):
@@ -438,8 +511,13 @@ class Worker:
         out_r, out_w = os.pipe2(os.O_CLOEXEC)
         res_r, res_w = os.pipe2(os.O_CLOEXEC)
         job_r, job_w = os.pipe2(os.O_CLOEXEC)
+        bell_r, bell_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+        try:  # room for every result, so the child rarely has to ring before its end
+            fcntl.fcntl(res_w, F_SETPIPE_SZ, 1 << 20)
+        except OSError:
+            pass
         fds = {"out_r": out_r, "out_w": out_w, "res_r": res_r, "res_w": res_w,
-               "job_r": job_r, "job_w": job_w}
+               "job_r": job_r, "job_w": job_w, "bell_r": bell_r, "bell_w": bell_w}
         pid = os.fork()
         if pid == 0:
             try:
@@ -451,7 +529,7 @@ class Worker:
                 ChildRun(self.limits).run()
             finally:
                 os._exit(0)
-        for fd in (out_w, res_w, job_r):
+        for fd in (out_w, res_w, job_r, bell_w):
             os.close(fd)
         os.set_blocking(res_r, False)
         os.set_blocking(out_r, False)
@@ -500,7 +578,12 @@ class Worker:
         ``done`` (all calls reported), ``stop`` (the module failed: no more children) or
         ``failed`` (the call at ``next start - 1`` failed; go on from ``next start``).
 
-        Raises :class:`SetupError` when the child could not even be set up."""
+        The worker sleeps until the doorbell rings, the child prints or dies, or the running
+        call's deadline comes; only then does it read the results. Each progress frame
+        carries the time the child made it, clamped to [previous, now], and the next call's
+        deadline counts from there: exact for honest code, and a forged time can only give
+        the code less time. Raises :class:`SetupError` when the child could not be set up.
+        """
         limits = self.limits
         wall = float(limits["wall_seconds"])
         payload = self.job_buf.view()
@@ -513,91 +596,119 @@ class Worker:
             payload.release()
             os.close(child.job_w)
             child.job_w = -1
-        prepared = False
-        phase_index: int | None = None  # None: importing; else the call that is running
-        deadline = time.monotonic() + wall
+        state = _Progress(start, time.monotonic())
+        deadline = state.last + wall
         phase_output = 0
         output_total = 0
         poller = select.poll()
-        poller.register(child.res_r, select.POLLIN)
+        poller.register(child.bell_r, select.POLLIN)
         poller.register(child.out_r, select.POLLIN)
         if child.pidfd is not None:
             poller.register(child.pidfd, select.POLLIN)
+        out_open = True
         exited = False
-        open_fds = {child.res_r, child.out_r}
         self.res_buf.wipe()
         try:
             while True:
                 timeout = deadline - time.monotonic()
-                if timeout <= 0:
-                    raise Failure("timeout", f"exceeded the {describe_seconds(wall)} "
-                                             "wall-clock limit")
-                if child.pidfd is None:
-                    timeout = min(timeout, 0.02)
-                ready = {fd for fd, _ in poller.poll(max(1, math.ceil(timeout * 1000)))}
-                # Results first: a frame was always written before the output that follows it.
-                if child.res_r in open_fds and (ready or exited):
-                    if self.drain_results(child.res_r):
-                        poller.unregister(child.res_r)
-                        open_fds.discard(child.res_r)
-                    for kind, index, body in self.frames():
-                        if not prepared:
-                            if kind == _wire.C_PREPARED:
-                                prepared = True
-                                continue
-                            if kind == _wire.C_SETUP_FAILED:
-                                raise SetupError(bytes(body).decode("utf-8", "replace"))
-                            raise SetupError(f"unexpected frame {kind} before set-up ended")
-                        if kind == _wire.C_MODULE_OK and phase_index is None and index == start:
-                            phase_index = start
-                        elif kind == _wire.C_CALL and phase_index == index and \
-                                index < n_calls:
-                            self.emit(_wire.F_CALL_RESULT, index, body)
-                            phase_index = index + 1
-                        elif kind == _wire.C_DONE and phase_index == n_calls:
-                            child.kill()
-                            return "done", n_calls, output_total + self.last_output(child)
-                        elif kind in (_wire.C_COMPILE_ERROR, _wire.C_MODULE_ERROR) and \
-                                phase_index is None and index == start:
-                            code = _wire.F_COMPILE_ERROR if kind == _wire.C_COMPILE_ERROR \
-                                else _wire.F_MODULE_ERROR
-                            self.emit(code, start, body)
-                            child.kill()
-                            return "stop", n_calls, output_total + self.last_output(child)
-                        else:
-                            raise Failure("protocol violation",
-                                          "wrote something that is not a valid result to "
-                                          "the sandbox's result channel")
-                        deadline = time.monotonic() + wall
-                        phase_output = 0
-                if child.out_r in open_fds and (child.out_r in ready or exited):
+                ready: set[int] = set()
+                if timeout > 0:
+                    if child.pidfd is None:
+                        timeout = min(timeout, 0.02)
+                    ready = {fd for fd, _ in poller.poll(max(1, math.ceil(timeout * 1000)))}
+                if child.bell_r in ready:
+                    self.drain_doorbell(child.bell_r)
+                # Results first: a frame was always written before the output after it.
+                more = True
+                while more:
+                    more = self.drain_results(child.res_r)
+                    outcome = self.read_frames(state, n_calls)
+                    if outcome is not None:
+                        child.kill()
+                        return outcome, n_calls, output_total + self.last_output(child)
+                if state.phase_changed:
+                    state.phase_changed = False
+                    deadline = state.last + wall
+                    phase_output = 0
+                if out_open and (child.out_r in ready or exited):
                     count, eof = self.drain_output(child.out_r)
                     phase_output += count
                     output_total += count
                     if eof:
                         poller.unregister(child.out_r)
-                        open_fds.discard(child.out_r)
+                        out_open = False
                     if phase_output > limits["output_bytes"]:
                         raise Failure("output limit exceeded",
                                       "printed more than the "
                                       f"{describe_bytes(limits['output_bytes'])} output limit")
                 if exited:
-                    if not prepared:
+                    if not state.prepared:
                         raise SetupError("the child ended before its set-up finished "
                                          f"(wait status {child.status})")
                     raise self.exit_failure(child)
                 if child.pidfd in ready or (child.pidfd is None and child.poll_exit(False)):
                     child.poll_exit(block=True)
-                    exited = True  # one more pass to drain what it wrote before dying
+                    exited = True  # one more pass to read what it wrote before dying
+                    continue
+                if deadline <= time.monotonic():
+                    if not state.prepared:
+                        raise SetupError("the child did not finish its set-up in time")
+                    raise Failure("timeout", f"exceeded the {describe_seconds(wall)} "
+                                             "wall-clock limit")
         except Failure as failure:
             child.kill()
             output_total += self.last_output(child)
             body = json.dumps({"error": failure.error, "message": failure.message}).encode()
-            if phase_index is None:
+            if state.index is None:
                 self.emit(_wire.F_MODULE_FAIL, start, body)
                 return "stop", n_calls, output_total
-            self.emit(_wire.F_CALL_FAIL, phase_index, body)
-            return "failed", phase_index + 1, output_total
+            self.emit(_wire.F_CALL_FAIL, state.index, body)
+            return "failed", state.index + 1, output_total
+
+    def read_frames(self, state: _Progress, n_calls: int) -> str | None:
+        """Act on the complete frames read so far. Returns ``done`` or ``stop`` when the
+        child has finished, None while it runs; raises Failure or SetupError."""
+        for kind, index, body in self.frames():
+            if not state.prepared:
+                if kind == _wire.C_PREPARED:
+                    state.prepared = True
+                    continue
+                if kind == _wire.C_SETUP_FAILED:
+                    raise SetupError(bytes(body).decode("utf-8", "replace"))
+                raise SetupError(f"unexpected frame {kind} before set-up ended")
+            if kind in (_wire.C_MODULE_OK, _wire.C_CALL) and len(body) >= STAMP.size:
+                expected = state.start if state.index is None else state.index
+                if index != expected or (kind == _wire.C_MODULE_OK) != (state.index is None) \
+                        or index >= n_calls + (kind == _wire.C_MODULE_OK):
+                    raise Failure("protocol violation", PROTOCOL_MESSAGE)
+                (stamp,) = STAMP.unpack_from(body)
+                now = time.monotonic()
+                state.last = min(max(stamp, state.last), now) if math.isfinite(stamp) else now
+                state.phase_changed = True
+                if kind == _wire.C_CALL:
+                    self.emit(_wire.F_CALL_RESULT, index, body[STAMP.size:])
+                    state.index = index + 1
+                else:
+                    state.index = state.start
+            elif kind == _wire.C_DONE and state.index == n_calls:
+                return "done"
+            elif kind in (_wire.C_COMPILE_ERROR, _wire.C_MODULE_ERROR) and \
+                    state.index is None and index == state.start:
+                code = _wire.F_COMPILE_ERROR if kind == _wire.C_COMPILE_ERROR \
+                    else _wire.F_MODULE_ERROR
+                self.emit(code, state.start, body)
+                return "stop"
+            else:
+                raise Failure("protocol violation", PROTOCOL_MESSAGE)
+        return None
+
+    @staticmethod
+    def drain_doorbell(fd: int) -> None:
+        try:
+            while os.read(fd, 4096):
+                pass
+        except BlockingIOError:
+            pass
 
     def last_output(self, child: Child) -> int:
         """What the child printed before its last frame is already in the pipe: collect it
@@ -608,16 +719,17 @@ class Worker:
             return 0
 
     def drain_results(self, fd: int) -> bool:
-        """Read all the child wrote so far into the result buffer; True at end of file."""
+        """Read what the child wrote so far into the result buffer, up to about one frame's
+        worth; True when there may be more to read after these frames are handled."""
         cap = self.limits["result_bytes"] + 2 * MAX_TEXT
         while True:
             try:
                 if self.res_buf.read_from(fd) == 0:
-                    return True
+                    return False  # end of file
             except BlockingIOError:
                 return False
             if self.res_buf.used > cap:
-                return False  # frames() reports the oversized frame
+                return True
 
     def frames(self) -> Any:
         """Complete frames in the result buffer (memoryviews into it), consumed as read."""
