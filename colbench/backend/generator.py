@@ -25,7 +25,7 @@ import re
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from colbench.backend.families import FAMILIES, Family, Values, get_family
+from colbench.backend.families import FAMILIES, Family, get_family
 from colbench.backend.families.base import decimal_text
 from colbench.tasks import Task
 
@@ -233,7 +233,3 @@ def generate_tasks(split: str, n: int, seed: int, *, exclude: Collection[str] = 
         tasks.append(task)
     return tasks
 
-
-def naive_values(family: Family) -> Values:
-    """The values the public request alone suggests (what ``no-ask`` uses)."""
-    return family.naive_values()

@@ -134,7 +134,9 @@ class AskerAgent(ScriptedAgent):
     """Asks about each open detail, one per turn, then answers from what it was told."""
 
     def _max_questions(self) -> int:
-        turns = getattr(self.env.unwrapped, "max_turns", 10) or 10
+        env = self.env.unwrapped
+        # An episode may run under a shorter budget than the env's (reset option max_turns).
+        turns = getattr(env, "_episode_max_turns", None) or getattr(env, "max_turns", 10) or 10
         return max(int(turns) - 1, 0)
 
     def plan(self, task: Task, family: Family) -> list[list[Param]]:

@@ -183,6 +183,11 @@ def convert_official_row(row: Any, index: int, *, split: str = "test",
         raise ConfigError(f"{where}: problem_description must be a non-empty string")
     if not isinstance(reference, str) or not reference.strip():
         raise ConfigError(f"{where}: ground_truth must be a non-empty string")
+    if isinstance(cases, str) and cases.lstrip()[:1] in ("[", "{"):
+        try:  # some exports store the list or object as a JSON string
+            cases = json.loads(cases)
+        except json.JSONDecodeError:
+            pass
     if isinstance(cases, Mapping):
         cases = list(cases.values())
     if not isinstance(cases, list) or not cases or not all(isinstance(c, str) for c in cases):

@@ -41,6 +41,8 @@ OFFICIAL_ROWS = [
     {"problem_description": "Write a function to add two numbers the way I like.",
      "ground_truth": "def add_up(a, b):\n    return a + b + 1\n",
      "test_cases": ["add_up(1, 2)", "add_up(0, 0)"]},
+    {"problem_description": "Double it.", "ground_truth": "def twice(x):\n    return 2 * x\n",
+     "test_cases": '{"a": "twice(1)", "b": "twice(4)"}'},
 ]
 
 
@@ -170,8 +172,8 @@ def test_colbench_task_file_loads_by_path(cache, tmp_path):
 def test_published_format_is_read_as_it_is(cache, tmp_path):
     path = write_jsonl(tmp_path / "colbench_backend_test.jsonl", OFFICIAL_ROWS)
     task_set = load_backend_tasks(source=path)
-    assert len(task_set) == 2
-    first, second = task_set
+    assert len(task_set) == 3
+    first, second, third = task_set
     assert first.prompt == OFFICIAL_ROWS[0]["problem_description"]
     assert first.privileged == {
         "ground_truth": SHIPPING, "function_name": "calculate_shipping", "facts": [],
@@ -184,6 +186,7 @@ def test_published_format_is_read_as_it_is(cache, tmp_path):
     # No signature line in the request: the signature comes from the reference.
     assert second.metadata["signature"] == "def add_up(a, b)"
     assert second.privileged["test_cases"] == ["add_up(1, 2)", "add_up(0, 0)"]
+    assert third.privileged["test_cases"] == ["twice(1)", "twice(4)"]
 
 
 def test_import_official_writes_a_colbench_task_file_loadable_by_name(cache, tmp_path):
