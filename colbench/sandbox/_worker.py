@@ -3,16 +3,18 @@
 Started by :class:`colbench.sandbox.Sandbox` as ``python -I _worker.py``; it speaks frames
 (see ``_wire``) on stdin/stdout. Standard library only, and it never imports colbench.
 
-Life of a job: the worker has already forked the job's child ("prefork"), which has entered
-its own session, redirected its output, applied the rlimits, dropped to the worker's uid and
-now waits for its job on a pipe. The worker hands over the code and calls, and watches: each
-call must report within the wall-clock limit, and the output stays under its cap. When a call
-hangs, crashes or kills its process, the worker records why, kills everything of that uid and
-runs the remaining calls in a fresh child. After the job it reaps every descendant, wipes the
-private directory, zeroes its buffers (the worker never keeps a job's text in memory that a
-later job's child would inherit) and forks the next child.
+Life of a job. The worker has already forked the job's child ("prefork"), which has entered
+its own session and IPC namespace, redirected its output, applied the rlimits, dropped to the
+worker's uid, walked the job's code paths once (so that its copy-on-write page faults are
+paid before the job) and now waits for its job on a pipe. The worker hands over the code and
+calls and sleeps until the child rings a doorbell (its job is done), prints, dies, or reaches
+the running call's wall-clock deadline; then it reads the results, each stamped with the time
+the child produced it. When a call hangs, crashes or kills its process, the worker records
+why, kills everything of that uid and runs the remaining calls in a fresh child. After
+answering it reaps every descendant, wipes the private directory, zeroes its buffers (the
+worker never keeps a job's text in memory that a later job's child would inherit) and forks
+the next child.
 """
-
 from __future__ import annotations
 
 import ctypes
