@@ -248,6 +248,7 @@ class Sandbox:
         self._live: set[_Worker] = set()
         self._closed = False
         self._report: dict[str, Any] | None = None
+        self._pid = os.getpid()
         started = [_Worker(self._config) for _ in range(workers)]
         try:
             for worker in started:
@@ -285,6 +286,9 @@ class Sandbox:
         run in a fresh process. ``blocklist``: substrings that reject the code before it runs
         (status ``blocked``, naming the first entry of the list that occurs).
         """
+        if os.getpid() != self._pid:
+            raise EnvironmentFailure("this Sandbox belongs to the process that created it; a "
+                                     "forked process must create its own (get_sandbox() does)")
         if not isinstance(code, str):
             raise ConfigError(f"run_calls: code must be a str, got {type(code).__name__}")
         if isinstance(calls, str) or not all(isinstance(c, str) for c in calls):
@@ -327,6 +331,8 @@ class Sandbox:
 
     def close(self) -> None:
         """Stop every worker. Jobs in flight end with EnvironmentFailure."""
+        if os.getpid() != self._pid:
+            return  # a forked copy: the workers belong to the parent process
         with self._lock:
             self._closed = True
             live = list(self._live)
@@ -547,3 +553,13 @@ def get_sandbox() -> Sandbox:
 def _close_shared() -> None:
     if _shared is not None:
         _shared.close()
+
+
+def _forget_shared_after_fork() -> None:
+    """A forked child starts its own pool on demand and leaves the parent's alone."""
+    global _shared, _shared_lock
+    _shared = None
+    _shared_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_shared_after_fork)

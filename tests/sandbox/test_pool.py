@@ -198,3 +198,31 @@ def test_the_worker_runs_the_same_interpreter() -> None:
     with Sandbox(workers=1, limits=TEST_LIMITS) as pool:
         verdict = pool.run_calls("import sys\n", ["sys.version", "sys.executable"])
         assert verdict.results[0].value == sys.version
+
+
+def test_a_forked_evaluator_gets_its_own_shared_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLBENCH_SANDBOX_WORKERS", "1")
+    parent_pool = get_sandbox()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child reports through the pipe and never returns into pytest
+        outcome = b"?"
+        try:
+            try:
+                parent_pool.run_calls(HEALTHY_CODE, ["double(1)"])
+                outcome = b"parent pool usable"
+            except EnvironmentFailure:
+                own = get_sandbox()
+                value = own.run_calls(HEALTHY_CODE, ["double(5)"]).results[0].value
+                outcome = b"own pool" if own is not parent_pool and value == 10 else b"bad"
+                own.close()
+        finally:
+            os.write(write_end, outcome)
+            os._exit(0)
+    os.close(write_end)
+    os.waitpid(pid, 0)
+    assert os.read(read_end, 100) == b"own pool"
+    os.close(read_end)
+    # The parent's pool was left alone by the child.
+    assert parent_pool.run_calls(HEALTHY_CODE, ["double(2)"]).results[0].value == 4
+    parent_pool.close()
