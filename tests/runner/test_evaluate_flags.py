@@ -59,3 +59,14 @@ def test_evaluate_prints_the_results_table(tmp_path, guess_env_id, capsys):
     assert code == 0
     out = capsys.readouterr().out
     assert "success % [95% CI]" in out and "100.0" in out and "scripted:oracle" in out
+
+
+def test_progress_bar_shows_episodes_success_and_rate(tmp_path, guess_env_id, capsys):
+    code = main(["evaluate", guess_env_id, "--model", "scripted:no-ask", "--num-tasks", "5",
+                 "--out", str(tmp_path / "run")])
+    assert code == 0
+    bar = capsys.readouterr().err.replace("\r", "\n").splitlines()[-1]
+    assert "5/5" in bar and "ep/s" in bar
+    successes = sum(1 for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()
+                    if '"success":true' in line)
+    assert f"success={100 * successes / 5:.1f}%" in bar
