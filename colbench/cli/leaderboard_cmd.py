@@ -1,0 +1,172 @@
+"""``colbench leaderboard serve|worker|token``: run and administer a leaderboard server."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "leaderboard", help="run a leaderboard server and manage its tokens",
+        description="Run a colbench leaderboard (needs pip install 'colbench[leaderboard]'). "
+                    "The database is --db, else $COLBENCH_LEADERBOARD_DB, else "
+                    "colbench-leaderboard.db (SQLite) in the current directory.")
+    sub = p.add_subparsers(dest="leaderboard_command", metavar="ACTION", required=True)
+
+    def db_flag(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--db", metavar="URL",
+                            help="sqlite:///FILE or postgresql://USER:PASSWORD@HOST/DB")
+
+    serve = sub.add_parser("serve", help="serve the API and the pages, and verify submissions",
+                           description="Serve the leaderboard (threaded) with a verification "
+                                       "worker in the same process. Stops on Ctrl-C or "
+                                       "SIGTERM.")
+    db_flag(serve)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on "
+                                                           "(default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000,
+                       help="port (default: 8000; 0 picks a free one and prints it)")
+    serve.add_argument("--config", metavar="FILE", help="JSON settings (limits, rate limit, "
+                                                        "policy); see LeaderboardSettings")
+    serve.add_argument("--verify-threads", type=int, default=1, metavar="N",
+                       help="submissions verified at once (default: 1)")
+    serve.add_argument("--no-worker", action="store_true",
+                       help="do not verify here (run 'colbench leaderboard worker' instead)")
+    serve.set_defaults(func=run_serve)
+
+    worker = sub.add_parser("worker", help="verify pending submissions (beside another server)")
+    db_flag(worker)
+    worker.add_argument("--config", metavar="FILE", help="JSON settings")
+    worker.add_argument("--threads", type=int, default=1, metavar="N")
+    worker.add_argument("--once", action="store_true",
+                        help="verify what is pending, then exit")
+    worker.set_defaults(func=run_worker)
+
+    token = sub.add_parser("token", help="create, revoke or list submitters' tokens")
+    token_sub = token.add_subparsers(dest="token_command", metavar="ACTION", required=True)
+    create = token_sub.add_parser("create", help="create a token; it is printed once, alone "
+                                                 "on the last line")
+    create.add_argument("name", metavar="NAME", help="who the token is for")
+    db_flag(create)
+    create.set_defaults(func=run_token_create)
+    revoke = token_sub.add_parser("revoke", help="revoke a token by name")
+    revoke.add_argument("name", metavar="NAME")
+    db_flag(revoke)
+    revoke.set_defaults(func=run_token_revoke)
+    listing = token_sub.add_parser("list", help="list tokens (names and dates, never secrets)")
+    db_flag(listing)
+    listing.set_defaults(func=run_token_list)
+
+
+def _database(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from colbench.leaderboard import require_server_extra
+
+    require_server_extra()
+    from colbench.leaderboard._db import Database
+    from colbench.leaderboard._settings import default_db_url
+
+    db = Database(args.db or default_db_url())
+    db.upgrade()
+    return db
+
+
+def _settings(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from colbench.leaderboard._settings import LeaderboardSettings
+
+    return LeaderboardSettings.from_file(args.config) if args.config else LeaderboardSettings()
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    import signal
+    import threading
+
+    from colbench.leaderboard import require_server_extra
+
+    require_server_extra()
+    from werkzeug.serving import make_server
+
+    from colbench.errors import ConfigError
+    from colbench.leaderboard._settings import default_db_url
+    from colbench.leaderboard.app import EXTENSION, create_app
+
+    settings = _settings(args)
+    app = create_app(args.db or default_db_url(), settings=settings,
+                     start_worker=not args.no_worker,
+                     worker_threads=max(1, args.verify_threads))
+    try:
+        server = make_server(args.host, args.port, app, threaded=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot listen on {args.host}:{args.port}: {exc}") from exc
+    host, port = server.server_address[:2]
+    print(f"colbench leaderboard: serving on http://{host}:{port}", flush=True)
+
+    def stop(*_: object) -> None:
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        app.extensions[EXTENSION].worker.stop()
+    return 0
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    import signal
+    import threading
+
+    db = _database(args)
+    from colbench.leaderboard.suites import SuiteCatalog
+    from colbench.leaderboard.worker import VerificationWorker
+
+    worker = VerificationWorker(db, _settings(args), SuiteCatalog())
+    if args.once:
+        done = worker.drain()
+        print(f"verified {done} submission(s)")
+        return 0
+    stopped = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopped.set())
+    worker.start(max(1, args.threads))
+    print("colbench leaderboard: worker running", flush=True)
+    try:
+        while not stopped.wait(1.0):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        worker.stop()
+    return 0
+
+
+def run_token_create(args: argparse.Namespace) -> int:
+    from colbench.leaderboard.tokens import create_token
+
+    info, secret = create_token(_database(args), args.name)
+    print(f"created token {info.name!r} (id {info.id}); it is shown only now, keep it "
+          "secret:", file=sys.stderr)
+    print(secret)
+    return 0
+
+
+def run_token_revoke(args: argparse.Namespace) -> int:
+    from colbench.leaderboard.tokens import revoke_token
+
+    info = revoke_token(_database(args), args.name)
+    print(f"revoked token {info.name!r} (id {info.id}) at {info.revoked_at}")
+    return 0
+
+
+def run_token_list(args: argparse.Namespace) -> int:
+    from colbench.leaderboard.tokens import list_tokens
+
+    tokens = list_tokens(_database(args))
+    if not tokens:
+        print("no tokens")
+    for info in tokens:
+        state = f"revoked {info.revoked_at}" if info.revoked_at else "active"
+        print(f"{info.id}\t{info.name}\tcreated {info.created_at}\t{state}")
+    return 0

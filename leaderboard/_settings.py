@@ -1,0 +1,112 @@
+"""The leaderboard's settings: limits, rate limits and verification policy.
+
+Every field can be set from a JSON file (``colbench leaderboard serve --config FILE``); the
+defaults suit a public server. Sizes are bytes, times are seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from colbench.errors import ConfigError
+
+#: The database used when no ``--db`` is given and ``COLBENCH_LEADERBOARD_DB`` is unset.
+DEFAULT_DB_FILE = "colbench-leaderboard.db"
+
+
+def default_db_url() -> str:
+    """``$COLBENCH_LEADERBOARD_DB``, else an SQLite file in the current directory."""
+    url = os.environ.get("COLBENCH_LEADERBOARD_DB", "").strip()
+    if url:
+        return url
+    return f"sqlite:///{Path.cwd() / DEFAULT_DB_FILE}"
+
+
+@dataclass
+class LeaderboardSettings:
+    """What the server accepts and how it verifies. See the module docstring."""
+
+    #: The whole request body (multipart) as sent; larger uploads are refused before reading.
+    max_upload_bytes: int = 64 << 20
+    #: ``episodes.jsonl`` after decompression (a gzip bomb stops here).
+    max_episodes_bytes: int = 512 << 20
+    max_summary_bytes: int = 1 << 20
+    max_metadata_bytes: int = 64 << 10
+    #: Episode records in one submission.
+    max_records: int = 200_000
+    #: Submissions one token may make per ``rate_window_seconds``.
+    rate_limit: int = 30
+    rate_window_seconds: float = 3600.0
+    #: Only runs over a whole split can be verified; a run over the first N tasks of a split
+    #: is accepted and listed as unverified. Test servers turn this off.
+    full_split_only: bool = True
+    #: Episodes that ended in an environment error are not scored; a verified run may have
+    #: at most this fraction of them (0: none).
+    max_error_fraction: float = 0.0
+    #: The oldest colbench whose runs this server verifies (runs newer than the server's own
+    #: colbench cannot be checked by it and are never verified).
+    min_colbench_version: str = "0.1.0"
+    #: A verification claimed by a worker that stopped heartbeating is taken over after this.
+    lease_seconds: float = 120.0
+    #: How often an idle worker looks for pending submissions.
+    poll_seconds: float = 1.0
+    #: A submission whose verification failed on the server's side (sandbox down) this many
+    #: times is listed as unverified with the reason.
+    max_verify_attempts: int = 5
+    #: Threads that re-run answers in the sandbox (default: the sandbox's workers).
+    rescore_threads: int = 0
+    #: Rows per board page.
+    page_size: int = 100
+
+    def __post_init__(self) -> None:
+        for name in ("max_upload_bytes", "max_episodes_bytes", "max_summary_bytes",
+                     "max_metadata_bytes", "max_records", "rate_limit", "max_verify_attempts",
+                     "page_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"leaderboard setting {name} must be a positive integer, "
+                                  f"got {value!r}")
+        for name in ("rate_window_seconds", "lease_seconds", "poll_seconds"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise ConfigError(f"leaderboard setting {name} must be a positive number, "
+                                  f"got {value!r}")
+        if not 0.0 <= float(self.max_error_fraction) <= 1.0:
+            raise ConfigError("leaderboard setting max_error_fraction must lie in [0, 1], "
+                              f"got {self.max_error_fraction!r}")
+        if not isinstance(self.rescore_threads, int) or self.rescore_threads < 0:
+            raise ConfigError("leaderboard setting rescore_threads must be an integer >= 0, "
+                              f"got {self.rescore_threads!r}")
+        from colbench.leaderboard._versions import parse_version
+
+        if parse_version(self.min_colbench_version) is None:
+            raise ConfigError("leaderboard setting min_colbench_version is not a version: "
+                              f"{self.min_colbench_version!r}")
+
+    @classmethod
+    def from_mapping(cls, data: dict[str, Any]) -> LeaderboardSettings:
+        """Settings from a dict; an unknown key is an error that lists the known ones."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"leaderboard settings must be a JSON object, got "
+                              f"{type(data).__name__}")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"unknown leaderboard setting(s) {', '.join(unknown)}; known: "
+                              f"{', '.join(sorted(known))}")
+        return cls(**data)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> LeaderboardSettings:
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"cannot read leaderboard settings {str(path)!r}: {exc}") from exc
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from exc
+        return cls.from_mapping(data)

@@ -1,0 +1,1 @@
+"""Revisions of the leaderboard's schema, oldest first."""

@@ -1,0 +1,99 @@
+"""The HTML pages: the boards, one board per env with sortable columns, and a submission's
+page. Templates autoescape everything (nothing a submitter wrote is marked safe), and the
+Content-Security-Policy set in ``app.py`` forbids scripts altogether: sorting is done by the
+server through links, and the chart is inline SVG."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from colbench.leaderboard import queries
+from colbench.leaderboard.app import state
+from colbench.leaderboard.charts import histogram
+from flask import Blueprint, Flask, abort, render_template, request, url_for
+
+pages = Blueprint("pages", __name__)
+
+COLUMNS = (("rank", "Rank"), ("model", "Model"), ("organization", "Organisation"),
+           ("success", "Success rate [95% CI]"), ("score", "Score [95% CI]"),
+           ("verified", "Verified"), ("date", "Date"), ("version", "colbench"))
+
+
+@pages.get("/")
+def index() -> Any:
+    return render_template("index.html", boards=queries.boards(state().db))
+
+
+@pages.get("/boards/<path:env>")
+def board_page(env: str) -> Any:
+    split = request.args.get("split", "test")
+    sort = request.args.get("sort", "rank")
+    direction = request.args.get("dir")
+    verified_only = request.args.get("verified", "") in ("1", "only", "true")
+    try:
+        page = int(request.args.get("page", "1"))
+    except ValueError:
+        page = 1
+    result = queries.board(state().db, env, split, sort=sort, direction=direction, page=page,
+                           page_size=state().settings.page_size, verified_only=verified_only)
+    splits = [b.split for b in queries.boards(state().db) if b.env == env]
+
+    def sort_url(column: str) -> str:
+        if column == result.sort:
+            new_dir = "asc" if result.direction == "desc" else "desc"
+        else:
+            new_dir = queries.DEFAULT_DIRECTION[column]
+        args = {"split": split, "sort": column, "dir": new_dir}
+        if verified_only:
+            args["verified"] = "1"
+        return url_for("pages.board_page", env=env, **args)
+
+    def page_url(number: int) -> str:
+        args = {"split": split, "sort": result.sort, "dir": result.direction, "page": number}
+        if verified_only:
+            args["verified"] = "1"
+        return url_for("pages.board_page", env=env, **args)
+
+    return render_template("board.html", board=result, columns=COLUMNS, sort_url=sort_url,
+                           page_url=page_url, splits=splits)
+
+
+@pages.get("/submissions/<submission_id>")
+def submission_page(submission_id: str) -> Any:
+    item = queries.submission(state().db, submission_id)
+    if item is None:
+        abort(404)
+    breakdown = item["breakdown"] or {}
+    scores = breakdown.get("scores") or []
+    chart = histogram(scores) if scores else None
+    metrics = item["metrics"] or {}
+    claimed = item["claimed_metrics"] or {}
+    rows = []
+    for key in sorted(set(metrics) | set(claimed)):
+        rows.append({"name": key, "mine": metrics.get(key), "claimed": claimed.get(key)})
+    return render_template("submission.html", s=item, chart=chart, metric_rows=rows,
+                           tasks=breakdown.get("tasks") or [], counts=breakdown.get("counts"),
+                           rescored=breakdown.get("rescored", False))
+
+
+def _percent(value: Any) -> str:
+    if value is None:
+        return "–"
+    return f"{100 * float(value):.1f}"
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    return f"{float(value):.4g}"
+
+
+def register_filters(app: Flask) -> None:
+    app.jinja_env.filters["pct"] = _percent
+    app.jinja_env.filters["num"] = _number
+    app.jinja_env.filters["iso"] = queries.iso
+    app.jinja_env.filters["day"] = lambda value: value.strftime("%Y-%m-%d") if value else "–"

@@ -1,0 +1,276 @@
+"""Verification: what the worker decides about a stored submission.
+
+:func:`verify_run` trusts nothing it can recompute. It checks, in order:
+
+1. the env is one this server ranks, and the task-set hash is the server's copy of that
+   split (or of its first N tasks);
+2. the records: one per (task, trial), every task present, all of the summary's env and
+   model, trials in range;
+3. every aggregate, recomputed from the records the way the runner computes it (the
+   summary's own totals are only compared, never used);
+4. for suites with a re-scorer (the backend), every episode replayed on the server: the
+   simulated human's replies (built-in simulator) and the final answer re-run against the
+   hidden tests in the sandbox;
+5. the colbench version, the env version, the turn budget, errored episodes, and (when the
+   server asks for it) a whole split.
+
+The outcome is ``rejected`` when the results contradict themselves or are not for a task set
+the server knows (they are not listed), ``unverified`` with every reason when the figures
+can be computed but a check failed (listed, with the server's figures), else ``verified``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from colbench.leaderboard._db import REJECTED, UNVERIFIED, VERIFIED
+from colbench.leaderboard._settings import LeaderboardSettings
+from colbench.leaderboard._versions import parse_version
+from colbench.leaderboard.suites import EpisodeCheck, SuiteCatalog
+from colbench.leaderboard.upload import ParsedRun
+
+from colbench._version import __version__
+from colbench.records import EpisodeRecord, MetricSummary
+from colbench.stats import aggregate
+
+#: Examples listed per kind of problem before "and N more".
+EXAMPLES = 5
+#: Episode-level disagreements listed one by one before they are counted.
+EPISODE_LINES = 20
+
+
+@dataclass
+class Verification:
+    """The worker's verdict and the server's own figures."""
+
+    status: str
+    errors: list[str]
+    metrics: dict[str, MetricSummary] = field(default_factory=dict)
+    claimed: dict[str, Any] = field(default_factory=dict)
+    breakdown: dict[str, Any] = field(default_factory=dict)
+
+
+def _some(items: Iterable[Any]) -> str:
+    items = list(items)
+    shown = ", ".join(str(i) for i in items[:EXAMPLES])
+    return shown + (f" and {len(items) - EXAMPLES} more" if len(items) > EXAMPLES else "")
+
+
+def _episode_key(key: tuple[str, int]) -> str:
+    return f"{key[0]!r} trial {key[1]}"
+
+
+def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSettings,
+               *, threads: int = 0) -> Verification:
+    """Verify ``run``; see the module docstring. ``threads``: how many episodes are
+    re-checked at once (default: the re-scorer's sandbox workers)."""
+    summary = run.summary
+    suite = catalog.get(summary.env)
+    if suite is None:
+        return Verification(REJECTED, [f"this server does not rank the env {summary.env!r}"])
+    split = summary.split or ""
+    if suite.splits is not None and split not in suite.splits:
+        return Verification(REJECTED, [f"{summary.env} has no split {split!r} on this server "
+                                       f"(splits: {', '.join(suite.splits)})"])
+    task_set = catalog.match(suite, split, summary.task_set.hash, summary.task_set.count)
+    if task_set is None:
+        full = catalog.task_set(suite, split)
+        return Verification(REJECTED, [
+            f"the run's task set ({summary.task_set.name}, {summary.task_set.hash}) is not "
+            f"the server's {summary.env} {split} split ({full.hash}, {len(full)} tasks) nor "
+            "its first N tasks: it ran on other tasks"])
+
+    rejections = _record_contradictions(run, set(task_set.ids()))
+    if rejections:
+        return Verification(REJECTED, rejections)
+
+    problems: list[str] = []
+    records = {r.key: r for r in run.records}
+    expected = [(t, k) for k in range(summary.trials) for t in task_set.ids()]
+    missing = [key for key in expected if key not in records]
+    if missing:
+        problems.append(f"{len(missing)} of {len(expected)} episodes are missing: "
+                        f"{_some(_episode_key(k) for k in missing)}")
+    errored = [r for r in run.records if r.status == "error"]
+    if errored and len(errored) > settings.max_error_fraction * len(expected):
+        problems.append(f"{len(errored)} episode(s) ended in an error and are not scored: "
+                        f"{_some(_episode_key(r.key) for r in errored)}; a verified run "
+                        + ("has none" if settings.max_error_fraction == 0 else
+                           f"has at most {settings.max_error_fraction:.0%}"))
+    problems += _version_problems(summary.colbench_version, run.records, suite.env_version,
+                                  settings.min_colbench_version)
+    full_size = len(catalog.task_set(suite, split))
+    if len(task_set) < full_size and settings.full_split_only:
+        problems.append(f"the run covers the first {len(task_set)} of the {full_size} tasks "
+                        f"of {summary.env} {split}; this server verifies whole splits only")
+    if suite.max_turns:
+        long = [r for r in run.records if len(r.turns) > suite.max_turns]
+        if long:
+            problems.append(f"{len(long)} episode(s) have more than the env's "
+                            f"{suite.max_turns} turns (runs are compared at the default "
+                            f"budget): {_some(_episode_key(r.key) for r in long)}")
+
+    # The summary, recomputed from the records exactly as the runner does.
+    ok = [r for r in run.records if r.status == "ok"]
+    from_records = aggregate(r.metrics for r in ok)
+    problems += _summary_problems(run, from_records, len(ok))
+
+    final_metrics: dict[tuple[str, int], dict[str, Any]] = {r.key: r.metrics for r in ok}
+    rescored = suite.rescorer is not None
+    if suite.rescorer is not None:
+        rescorer = suite.rescorer
+        problems += rescorer.run_problems(summary.simulator, summary.scorer)
+        workers = threads or int(getattr(rescorer, "workers", 0) or 0) or 2
+
+        def check(record: EpisodeRecord) -> EpisodeCheck:
+            return rescorer.check(task_set.get(record.task_id), record, summary.simulator,
+                                  summary.scorer)
+
+        with ThreadPoolExecutor(max_workers=max(1, workers),
+                                thread_name_prefix="colbench-verify") as pool:
+            checks = list(pool.map(check, ok))
+        episode_problems: list[str] = []
+        for record, result in zip(ok, checks, strict=True):
+            merged = dict(record.metrics)
+            merged.update(result.metrics)
+            final_metrics[record.key] = merged
+            episode_problems += result.problems
+        if episode_problems:
+            bad = len({p.split(":", 1)[0] for p in episode_problems})
+            problems.append(f"the server's replay disagrees with {bad} episode(s):")
+            problems += [f"  {p}" for p in episode_problems[:EPISODE_LINES]]
+            if len(episode_problems) > EPISODE_LINES:
+                problems.append(f"  and {len(episode_problems) - EPISODE_LINES} more "
+                                "disagreement(s)")
+
+    metrics = aggregate(final_metrics[r.key] for r in ok)
+    breakdown = _breakdown(task_set.ids(), run.records, final_metrics, rescored)
+    breakdown["counts"] = {"episodes": len(run.records), "ok": len(ok),
+                           "error": len(run.records) - len(ok), "expected": len(expected)}
+    claimed = {key: value.model_dump(mode="json") for key, value in summary.metrics.items()}
+    status = UNVERIFIED if problems else VERIFIED
+    return Verification(status, problems, metrics=metrics, claimed=claimed, breakdown=breakdown)
+
+
+def _record_contradictions(run: ParsedRun, task_ids: set[str]) -> list[str]:
+    """Reasons the records cannot be scored at all (each kind once, with examples)."""
+    summary = run.summary
+    out: list[str] = []
+    counts = Counter(r.key for r in run.records)
+    twice = [k for k, n in counts.items() if n > 1]
+    if twice:
+        out.append(f"{len(twice)} (task, trial) pair(s) have more than one record, so the "
+                   f"run's figures are ambiguous: {_some(_episode_key(k) for k in twice)}")
+    other_env = sorted({r.env for r in run.records if r.env != summary.env})
+    if other_env:
+        out.append(f"records are for env(s) {_some(repr(e) for e in other_env)}, but "
+                   f"summary.json is for {summary.env!r}")
+    other_model = sorted({r.model for r in run.records if r.model != summary.model})
+    if other_model:
+        out.append(f"records are from model(s) {_some(repr(m) for m in other_model)}, but "
+                   f"summary.json is for {summary.model!r}")
+    unknown = sorted({r.task_id for r in run.records if r.task_id not in task_ids})
+    if unknown:
+        out.append(f"{len(unknown)} task id(s) are not in the task set: "
+                   f"{_some(repr(t) for t in unknown)}")
+    trials = sorted({r.trial for r in run.records if not 0 <= r.trial < summary.trials})
+    if trials:
+        out.append(f"trial number(s) {_some(trials)} are outside the summary's "
+                   f"{summary.trials} trial(s)")
+    return out
+
+
+def _version_problems(version: str, records: list[EpisodeRecord], env_version: str | None,
+                      minimum: str) -> list[str]:
+    out = []
+    parsed = parse_version(version)
+    server = parse_version(__version__)
+    if parsed is None:
+        out.append(f"colbench_version {version!r} is not a version")
+    else:
+        lowest = parse_version(minimum)
+        if lowest is not None and parsed < lowest:
+            out.append(f"the run was made with colbench {version}; this server verifies runs "
+                       f"from colbench {minimum} on")
+        if server is not None and parsed > server:
+            out.append(f"the run was made with colbench {version}, newer than this server's "
+                       f"{__version__}, which cannot check it")
+    if env_version is not None:
+        other = sorted({str(r.env_version) for r in records if r.env_version != env_version})
+        if other:
+            out.append(f"records are for env version(s) {_some(other)}; the server's env is "
+                       f"version {env_version}")
+    return out
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+def _summary_problems(run: ParsedRun, recomputed: dict[str, MetricSummary],
+                      ok: int) -> list[str]:
+    """Where summary.json's totals differ from the records' (they are never used)."""
+    summary = run.summary
+    out = []
+    total = len(run.records)
+    counts = summary.counts
+    if (counts.episodes, counts.ok, counts.error) != (total, ok, total - ok):
+        out.append(f"summary.json counts {counts.episodes} episodes ({counts.ok} ok, "
+                   f"{counts.error} errors); the records hold {total} ({ok} ok, {total - ok} "
+                   "errors)")
+    for key, claimed in sorted(summary.metrics.items()):
+        mine = recomputed.get(key)
+        if mine is None:
+            out.append(f"summary.json reports {key} {claimed.mean:.4g}, which no record has")
+            continue
+        if not (_close(claimed.mean, mine.mean) and claimed.n == mine.n
+                and _close(claimed.ci95[0], mine.ci95[0])
+                and _close(claimed.ci95[1], mine.ci95[1])):
+            out.append(f"summary.json reports {key} {claimed.mean:.4g} "
+                       f"[{claimed.ci95[0]:.4g}, {claimed.ci95[1]:.4g}] over {claimed.n}; the "
+                       f"records give {mine.mean:.4g} [{mine.ci95[0]:.4g}, "
+                       f"{mine.ci95[1]:.4g}] over {mine.n}")
+    return out
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)) and value == value and abs(value) != float("inf"):
+        return float(value)
+    return None
+
+
+def _breakdown(task_ids: list[str], records: list[EpisodeRecord],
+               final: dict[tuple[str, int], dict[str, Any]], rescored: bool) -> dict[str, Any]:
+    """Per task: episodes, errors, successes, mean score (the server's) and the recorded
+    mean where it differs; and every episode's score, for the distribution chart."""
+    by_task: dict[str, list[EpisodeRecord]] = defaultdict(list)
+    for record in records:
+        by_task[record.task_id].append(record)
+    rows = []
+    scores: list[float] = []
+    for task_id in task_ids:
+        episodes = by_task.get(task_id, [])
+        ok = [r for r in episodes if r.status == "ok"]
+        mine = [_number(final[r.key].get("score")) for r in ok]
+        theirs = [_number(r.metrics.get("score")) for r in ok]
+        mine_scores = [s for s in mine if s is not None]
+        scores += mine_scores
+        successes = sum(1 for r in ok if final[r.key].get("success") is True)
+        row: dict[str, Any] = {
+            "task_id": task_id, "episodes": len(episodes), "errors": len(episodes) - len(ok),
+            "successes": successes,
+            "score": sum(mine_scores) / len(mine_scores) if mine_scores else None,
+        }
+        recorded = [s for s in theirs if s is not None]
+        recorded_mean = sum(recorded) / len(recorded) if recorded else None
+        row["recorded_score"] = recorded_mean
+        row["differs"] = (rescored and recorded_mean is not None and row["score"] is not None
+                          and not _close(recorded_mean, row["score"]))
+        rows.append(row)
+    return {"tasks": rows, "scores": scores, "rescored": rescored}

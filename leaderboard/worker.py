@@ -1,0 +1,216 @@
+"""The verification worker: claims pending submissions from the database and verifies them.
+
+The queue is the ``submissions`` table itself, so nothing acknowledged is ever only in
+memory: a worker killed mid-verification leaves its claim behind, and once the claim's lease
+runs out (no heartbeat for ``lease_seconds``) another worker, or the same server restarted,
+takes the submission over. Several workers (threads, processes, machines) can share one
+database: a claim is an atomic conditional ``UPDATE``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+import socket
+import threading
+import time
+import traceback
+import uuid
+from typing import Any
+
+from colbench.leaderboard._db import PENDING, UNVERIFIED, Database, Submission, utcnow
+from colbench.leaderboard._settings import LeaderboardSettings
+from colbench.leaderboard.suites import SuiteCatalog
+from colbench.leaderboard.upload import UploadError, parse_run
+from colbench.leaderboard.verify import Verification, verify_run
+from sqlalchemy import or_, select, update
+
+from colbench.errors import EnvironmentFailure
+
+log = logging.getLogger(__name__)
+_NO_LIMIT = 1 << 62
+
+
+def _metric_json(verification: Verification) -> str:
+    return json.dumps({k: v.model_dump(mode="json") for k, v in verification.metrics.items()},
+                      sort_keys=True)
+
+
+class VerificationWorker:
+    """Verifies pending submissions. :meth:`run_once` does one (tests and ``--once`` use it);
+    :meth:`start` runs ``threads`` loops in the background until :meth:`stop`."""
+
+    def __init__(self, db: Database, settings: LeaderboardSettings, catalog: SuiteCatalog,
+                 *, owner: str | None = None) -> None:
+        self.db = db
+        self.settings = settings
+        self.catalog = catalog
+        self.owner = owner or f"{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._held: set[str] = set()
+        self._held_lock = threading.Lock()
+
+    # -- claims -----------------------------------------------------------------------------
+    def _cutoff(self) -> dt.datetime:
+        return utcnow() - dt.timedelta(seconds=self.settings.lease_seconds)
+
+    def claim(self) -> str | None:
+        """Claim the oldest pending submission nobody holds (or whose holder went silent)."""
+        with self.db.read() as session:
+            candidates = list(session.scalars(
+                select(Submission.id)
+                .where(Submission.status == PENDING,
+                       or_(Submission.claim_owner.is_(None),
+                           Submission.claimed_at < self._cutoff()))
+                .order_by(Submission.created_at, Submission.id).limit(8)))
+        for submission_id in candidates:
+            with self.db.write() as session:
+                result = session.execute(
+                    update(Submission)
+                    .where(Submission.id == submission_id, Submission.status == PENDING,
+                           or_(Submission.claim_owner.is_(None),
+                               Submission.claimed_at < self._cutoff()))
+                    .values(claim_owner=self.owner, claimed_at=utcnow(),
+                            attempts=Submission.attempts + 1))
+            if result.rowcount == 1:
+                with self._held_lock:
+                    self._held.add(submission_id)
+                return submission_id
+        return None
+
+    def heartbeat(self) -> None:
+        """Refresh the lease of every submission this worker is verifying."""
+        with self._held_lock:
+            held = list(self._held)
+        if not held:
+            return
+        with self.db.write() as session:
+            session.execute(update(Submission)
+                            .where(Submission.id.in_(held), Submission.claim_owner == self.owner)
+                            .values(claimed_at=utcnow()))
+
+    def _release(self, submission_id: str, values: dict[str, Any]) -> bool:
+        with self._held_lock:
+            self._held.discard(submission_id)
+        with self.db.write() as session:
+            result = session.execute(
+                update(Submission)
+                .where(Submission.id == submission_id, Submission.claim_owner == self.owner,
+                       Submission.status == PENDING)
+                .values(claim_owner=None, claimed_at=None, **values))
+        return result.rowcount == 1
+
+    # -- verification -----------------------------------------------------------------------
+    def verify(self, submission_id: str) -> Verification | None:
+        """Verify a submission this worker has claimed and store the outcome. Returns None
+        when the server could not do it this time (it stays pending, to be retried)."""
+        with self.db.read() as session:
+            row = session.get(Submission, submission_id)
+            if row is None:
+                return None
+            summary_text, episodes_gz, attempts = row.summary_json, row.episodes_gz, row.attempts
+        try:
+            # The size limits were applied when the upload was accepted; a stored submission
+            # is not refused later because an operator lowered them.
+            run = parse_run(summary_text.encode("utf-8"), episodes_gz,
+                            max_episodes_bytes=_NO_LIMIT, max_records=_NO_LIMIT)
+            verification = verify_run(run, self.catalog, self.settings,
+                                      threads=self.settings.rescore_threads)
+        except UploadError as exc:  # stored by an older server with other schema rules
+            verification = Verification("rejected", [exc.message])
+        except (EnvironmentFailure, OSError, RuntimeError) as exc:
+            return self._server_failure(submission_id, attempts, exc)
+        except Exception as exc:  # a bug: keep the submission, say why, never lose it
+            log.error("verifying %s failed:\n%s", submission_id, traceback.format_exc())
+            return self._server_failure(submission_id, attempts, exc)
+        values: dict[str, Any] = {
+            "status": verification.status, "errors": json.dumps(verification.errors),
+            "verified_at": utcnow(), "metrics_json": _metric_json(verification),
+            "claimed_metrics_json": json.dumps(verification.claimed, sort_keys=True),
+            "breakdown_json": json.dumps(verification.breakdown)}
+        for column, key in (("success", "success_rate"), ("score", "score")):
+            summary = verification.metrics.get(key)
+            values[f"{column}_mean"] = summary.mean if summary else None
+            values[f"{column}_lo"] = summary.ci95[0] if summary else None
+            values[f"{column}_hi"] = summary.ci95[1] if summary else None
+        self._release(submission_id, values)
+        return verification
+
+    def _server_failure(self, submission_id: str, attempts: int, exc: BaseException) -> None:
+        reason = f"{type(exc).__name__}: {exc}"
+        if attempts >= self.settings.max_verify_attempts:
+            self._release(submission_id, {
+                "status": UNVERIFIED, "verified_at": utcnow(),
+                "errors": json.dumps([f"the server could not verify this submission after "
+                                      f"{attempts} attempts ({reason[:500]})"])})
+        else:
+            log.warning("verifying %s failed on the server's side (attempt %d): %s; it stays "
+                        "pending", submission_id, attempts, reason)
+            self._release(submission_id, {})
+        return None
+
+    def run_once(self) -> str | None:
+        """Claim and verify one submission; its id, or None when nothing was pending."""
+        submission_id = self.claim()
+        if submission_id is None:
+            return None
+        self.verify(submission_id)
+        return submission_id
+
+    def drain(self, timeout: float = 600.0) -> int:
+        """Verify until nothing is pending (that this worker may take); how many it did."""
+        deadline = time.monotonic() + timeout
+        done = 0
+        while time.monotonic() < deadline and self.run_once() is not None:
+            done += 1
+        return done
+
+    # -- background -------------------------------------------------------------------------
+    def wake(self) -> None:
+        """Look for work now (the API calls it after storing a submission)."""
+        self._wake.set()
+
+    def start(self, threads: int = 1) -> None:
+        if self._threads:
+            return
+        self._stop.clear()
+        for index in range(max(1, threads)):
+            thread = threading.Thread(target=self._loop, name=f"colbench-verifier-{index}",
+                                      daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        beat = threading.Thread(target=self._beat, name="colbench-verifier-heartbeat",
+                                daemon=True)
+        beat.start()
+        self._threads.append(beat)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        for thread in self._threads:
+            thread.join(timeout)
+        self._threads.clear()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                did = self.run_once()
+            except Exception:  # the database went away for a moment: try again later
+                log.warning("the verification worker hit an error:\n%s", traceback.format_exc())
+                did = None
+            if did is None:
+                self._wake.wait(self.settings.poll_seconds)
+                self._wake.clear()
+
+    def _beat(self) -> None:
+        interval = max(0.05, self.settings.lease_seconds / 3)
+        while not self._stop.wait(interval):
+            try:
+                self.heartbeat()
+            except Exception:
+                log.warning("the verification heartbeat failed:\n%s", traceback.format_exc())
+
