@@ -277,18 +277,33 @@ class BrowserSession:
         self.active = 0
         self.blocked: list[str] = []
         self._inflight = 0
+        self._loading: set[int] = set()
         self._crashed = False
         self._cdp: dict[int, Any] = {}
 
     # -- lifecycle ------------------------------------------------------------------------------
     async def open(self, origin: str, start_path: str,
                    cookies: list[dict[str, Any]] | None = None) -> None:
-        """Close the previous context and open a fresh one on ``origin + start_path``."""
+        """Start an episode on ``origin + start_path`` with a clean slate: no cookies but
+        ``cookies``, one tab, no history. A healthy context is reused (much cheaper than a
+        new one, which needs a new renderer); after any failure a fresh context is made."""
+        if self.context is not None and self.health() is None:
+            try:
+                await self._reuse(origin, start_path, cookies)
+                return
+            except Exception:
+                if self.hub.connected() is False:
+                    raise
         await self.close()
+        await self._fresh(origin, start_path, cookies)
+
+    async def _fresh(self, origin: str, start_path: str,
+                     cookies: list[dict[str, Any]] | None) -> None:
         browser = await self.hub.browser()
         self.origin = origin.rstrip("/")
         self.blocked = []
         self._inflight = 0
+        self._loading.clear()
         self._crashed = False
         context = await browser.new_context(
             viewport={"width": self.viewport[0], "height": self.viewport[1]},
@@ -309,7 +324,49 @@ class BrowserSession:
         if page not in self.pages:
             self._on_page(page)
         await page.goto(self.origin + start_path, wait_until="load")
+        await self._forget_history(page)
         await self.settle()
+
+    async def _reuse(self, origin: str, start_path: str,
+                     cookies: list[dict[str, Any]] | None) -> None:
+        await self.blank()
+        previous, self.origin = self.origin, origin.rstrip("/")
+        self.blocked = []
+        page = self.pages[0]
+        cdp = await self._cdp_for(page)
+        if previous:
+            await cdp.send("Storage.clearDataForOrigin",
+                           {"origin": previous, "storageTypes": "all"})
+        await self.context.clear_cookies()
+        if cookies:
+            await self.context.add_cookies(cookies)
+        await page.goto(self.origin + start_path, wait_until="load")
+        await self._forget_history(page)
+        await self.settle()
+
+    async def _forget_history(self, page: Any) -> None:
+        # go_back() must not reach the previous episode (or the blank page between them).
+        cdp = await self._cdp_for(page)
+        await cdp.send("Page.resetNavigationHistory")
+
+    async def blank(self) -> None:
+        """Stop all page activity (one tab, on about:blank) so nothing reaches the site while
+        its data is restored. A broken context is closed instead."""
+        if self.context is None:
+            return
+        if self.health() is not None:
+            await self.close()
+            return
+        try:
+            for page in self.pages[1:]:
+                self._on_close(page)
+                await page.close()
+            self.active = 0
+            await self.pages[0].goto("about:blank", wait_until="load")
+            self._inflight = 0
+            self._loading.clear()
+        except Exception:
+            await self.close()
 
     async def close(self) -> None:
         context, self.context = self.context, None
@@ -357,11 +414,24 @@ class BrowserSession:
             self.blocked.append(ws.url)
             await ws.close()
 
-    def _on_request(self, _request: Any) -> None:
+    def _on_request(self, request: Any) -> None:
         self._inflight += 1
+        if request.is_navigation_request():
+            try:
+                self._loading.add(id(request.frame.page))
+            except Exception:  # a frame without a page (a worker): nothing to wait for
+                pass
 
-    def _on_request_done(self, _request: Any) -> None:
+    def _on_request_done(self, request: Any) -> None:
         self._inflight = max(0, self._inflight - 1)
+        if request.is_navigation_request() and request.failure is not None:
+            try:
+                self._loading.discard(id(request.frame.page))
+            except Exception:
+                pass
+
+    def _on_load(self, page: Any) -> None:
+        self._loading.discard(id(page))
 
     def _on_page(self, page: Any) -> None:
         if page in self.pages:
@@ -370,6 +440,7 @@ class BrowserSession:
         self.active = len(self.pages) - 1
         page.on("crash", self._on_crash)
         page.on("close", self._on_close)
+        page.on("load", self._on_load)
         page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.dismiss()))
 
     def _on_crash(self, _page: Any) -> None:
@@ -389,23 +460,28 @@ class BrowserSession:
 
     # -- waiting --------------------------------------------------------------------------------
     async def settle(self, timeout: float | None = None) -> None:
-        """Wait until navigation and requests started by the last action are done."""
+        """Wait until navigations and requests started by the last action are done.
+
+        Event-driven: requests in flight and pages between a navigation request and their
+        ``load`` event are counted as they happen; the page is settled after 15 ms with
+        neither, and a last check that the document is complete."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + (timeout or self.navigation_timeout_ms / 1000)
         quiet = 0
         while loop.time() < deadline and self.pages:
-            await asyncio.sleep(0.01)
-            if self._inflight:
+            await asyncio.sleep(0.005)
+            if self._inflight or self._loading:
                 quiet = 0
+                continue
+            quiet += 1
+            if quiet < 3:
                 continue
             try:
-                state = await self.page.evaluate("document.readyState")
+                if await self.page.evaluate("document.readyState") == "complete":
+                    return
             except Exception:  # the document is being replaced by a navigation
-                quiet = 0
-                continue
-            quiet = quiet + 1 if state == "complete" else 0
-            if quiet >= 2:
-                return
+                pass
+            quiet = 0
 
     # -- observing ------------------------------------------------------------------------------
     async def snapshot(self) -> Snapshot:

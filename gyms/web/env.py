@@ -218,8 +218,8 @@ class WebEnv(TextEnv):
         self._end = EpisodeEnd()
         self._action_errors = 0
         try:
-            # No request may reach the site while its data is swapped: close the tabs first.
-            self.hub.call(self.session.close)
+            # No request may reach the site while its data is swapped: blank the tabs first.
+            self.hub.call(self.session.blank)
             site = self.site_process(privileged["site"])
             site.restore()
             self._site = site

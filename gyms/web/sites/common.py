@@ -32,6 +32,12 @@ def base_app(import_name: str, db_path: str | Path, secret: str) -> Flask:
     app.jinja_env.globals.update(money=money)
     app.jinja_env.filters["money"] = money
 
+    @app.after_request
+    def _no_store(response: Any) -> Any:
+        # Every page reflects the database now; a cached copy would show another episode's.
+        response.headers["Cache-Control"] = "no-store"
+        return response
+
     @app.teardown_appcontext
     def _close_db(_exc: BaseException | None) -> None:
         conn = g.pop("db", None)
