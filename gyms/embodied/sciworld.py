@@ -1,0 +1,305 @@
+"""The ScienceWorld environment (``colbench/SciWorld-v0``) and its gold-path oracle.
+
+ScienceWorld is a Scala simulator; the ``scienceworld`` package ships its jar and talks to it
+through py4j. Each env owns one JVM (about 190 MB), started at the first reset and reused by
+every later one (a reset loads the task variation into the running simulator), and stopped by
+:meth:`SciWorldEnv.close` (the process is waited for, then killed if it lingers).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from colbench.gyms.embodied.sciworld_tasks import load_sciworld_tasks
+
+from colbench.env import Message, Outcome, ScriptedAgent, TextEnv
+from colbench.errors import ColbenchError, ConfigError, EnvironmentFailure, MissingExtraError
+from colbench.tasks import Task, TaskSet
+
+JAVA_HELP = ("ScienceWorld runs on Java 17 or newer, and no 'java' was found on PATH or in "
+             "JAVA_HOME. Install a Java runtime, e.g. on Debian or Ubuntu: "
+             "'apt-get update && apt-get install -y openjdk-17-jre-headless'.")
+
+SYSTEM_PROMPT = """You are an agent in ScienceWorld, a text simulation of a house and its \
+surroundings where you carry out elementary science experiments. Read the task, explore, and act. \
+Reply with one action per message; you may think first, then end your message with a line \
+"Action: <action>". Useful actions: look around, look at OBJ, inventory, go to LOCATION, \
+open/close OBJ, pick up OBJ, put down OBJ, move OBJ to OBJ, pour OBJ into OBJ, activate/deactivate \
+OBJ, use OBJ on OBJ, mix OBJ, read OBJ, focus on OBJ (only on the object the task names: \
+focusing on a wrong one fails the task), wait, wait1, task (repeat the task). You have \
+{max_turns} actions."""
+
+_ACTION_LINE = re.compile(r"^\s*action\s*:\s*(?P<action>.*)$", re.IGNORECASE)
+#: Longest action passed to the simulator; longer text is certainly not an action.
+MAX_ACTION = 300
+
+
+class JavaNotFoundError(ColbenchError, RuntimeError):
+    """ScienceWorld needs a Java runtime and none was found."""
+
+    def __init__(self) -> None:
+        super().__init__(JAVA_HELP)
+
+
+def find_java() -> str:
+    """The ``java`` executable py4j will start, or :class:`JavaNotFoundError`."""
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and os.access(os.path.join(java_home, "bin", "java"), os.X_OK):
+        return os.path.join(java_home, "bin", "java")
+    found = shutil.which("java")
+    if not found:
+        raise JavaNotFoundError()
+    return found
+
+
+def start_simulator() -> Any:
+    """A running ``scienceworld.ScienceWorldEnv`` (one JVM), with clear errors when the
+    ``scienceworld`` package or Java is missing."""
+    try:
+        from scienceworld import ScienceWorldEnv
+    except ImportError as exc:
+        raise MissingExtraError("SciWorld", "embodied", "scienceworld") from exc
+    java = find_java()
+    if os.path.dirname(java) not in os.environ.get("PATH", "").split(os.pathsep):
+        # py4j starts "java" from PATH; make the one found through JAVA_HOME that one.
+        os.environ["PATH"] = os.path.dirname(java) + os.pathsep + os.environ.get("PATH", "")
+    try:
+        return ScienceWorldEnv("", envStepLimit=10 ** 9)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise EnvironmentFailure(f"could not start the ScienceWorld JVM: {exc}") from exc
+
+
+def stop_simulator(simulator: Any, timeout: float = 10.0) -> None:
+    """Shut the gateway down and make sure the JVM process is gone."""
+    process = getattr(getattr(simulator, "_gateway", None), "java_process", None)
+    try:
+        simulator.close()
+    except Exception:  # a JVM that already died cannot be shut down politely
+        pass
+    if process is not None and process.poll() is None:
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=timeout)
+    # ScienceWorldEnv.__del__ closes again; make that a no-op on a dead gateway.
+    simulator.close = lambda: None
+
+
+def extract_action(message: str) -> str:
+    """What follows the last ``Action:`` in the message, else its last non-empty line."""
+    lines = [line for line in message.strip().splitlines() if line.strip()]
+    for line in reversed(lines):
+        match = _ACTION_LINE.match(line)
+        if match:
+            return " ".join(match.group("action").strip().strip("`'\"").split())
+    return " ".join(lines[-1].strip().strip("`'\"").split()) if lines else ""
+
+
+class SciWorldEnv(TextEnv):
+    """## Description
+
+    ScienceWorld: elementary science experiments in a simulated house (boil water, grow a
+    plant, test conductivity, find an animal, ...): 30 tasks, each with many variations. A
+    task is one (task, variation) pair; the splits follow ScienceWorld's own division of each
+    task's variations and never overlap (see ``colbench.gyms.embodied.sciworld_tasks``). Runs
+    the ``scienceworld`` package's simulator in a JVM that the env starts at its first reset and
+    stops on ``close()``; Java 17 must be installed.
+
+    ## Observation
+
+    Text (``AnyText``, up to 100,000 characters): first the task description and the result of
+    ``look around``; then the simulator's answer to each action. An action the simulator does
+    not understand gets its answer ("No known action matches that input."); an empty or
+    over-long message gets an error observation from the env.
+
+    ## Action
+
+    Text: a ScienceWorld command (``open door to kitchen``, ``focus on thermometer``, ...),
+    taken from the last ``Action:`` line of the message, else its last non-empty line.
+
+    ## Reward
+
+    The normalised score: each step's reward is the change of the task score divided by 100,
+    so an episode's rewards sum to its final normalised score (0 to 1). ``info`` carries
+    ``score`` (normalised), ``raw_score`` (the simulator's 0 to 100, negative when the task
+    failed) and ``moves``. The terminal ``info["metrics"]`` holds ``success`` (a full score),
+    ``score`` (final normalised score, 0 when the task failed), ``raw_score``, ``failed``,
+    ``turns``, ``task_name`` and ``variation``.
+
+    ## Termination
+
+    ``terminated`` when the simulator says the task is complete: solved, or failed (a negative
+    score, e.g. after focusing on the wrong object). After ``max_turns`` actions (default 30)
+    the episode is ``truncated`` and scored as it stands.
+
+    ## Arguments
+
+    ``split`` (``train``, ``dev`` or ``test``); ``tasks``: a ``TaskSet`` or a colbench task
+    JSONL in place of the split; ``task_names``: only these ScienceWorld tasks;
+    ``max_turns`` (also per episode through ``reset(options={"max_turns": N})``);
+    ``simplifications``: ScienceWorld's simplification string (``""`` by default; ``"easy"``
+    for all of them); ``gold_path``: generate the gold action sequence at every reset (the
+    oracle otherwise asks for it once, before its first action).
+
+    ## Registered ids
+
+    ``colbench/SciWorld-v0``.
+
+    ## Versions
+
+    * v0: first version.
+    """
+
+    env_id: ClassVar[str] = "colbench/SciWorld"
+    version: ClassVar[str] = "0"
+    default_max_turns: ClassVar[int] = 30
+    max_text_length: ClassVar[int] = 100_000
+
+    def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
+                 task_names: Sequence[str] | None = None, max_turns: int | None = None,
+                 simplifications: str = "", gold_path: bool = False,
+                 render_mode: str | None = None) -> None:
+        if isinstance(tasks, TaskSet):
+            task_set = tasks
+        elif tasks is not None:
+            task_set = TaskSet.load(tasks)
+        else:
+            names = tuple(sorted(task_names)) if task_names else None
+            task_set = load_sciworld_tasks(split, names)
+        super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
+        find_java()  # fail at construction, with the install hint, rather than mid-run
+        self.simplifications = simplifications
+        self.gold_path = bool(gold_path)
+        self._simulator: Any = None
+        self._gold: list[str] | None = None
+        self._raw_score = 0
+
+    @property
+    def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]
+        return {"oracle": SciWorldOracle}
+
+    @property
+    def simulator(self) -> Any:
+        if self._simulator is None:
+            self._simulator = start_simulator()
+        return self._simulator
+
+    def system_prompt(self, task: Task) -> str:
+        return SYSTEM_PROMPT.format(max_turns=self._episode_max_turns)
+
+    # -- episodes ---------------------------------------------------------------------------
+    def _load(self, task: Task, gold: bool) -> str:
+        name = task.privileged.get("task_name")
+        variation = task.privileged.get("variation")
+        if not isinstance(name, str) or not isinstance(variation, int):
+            raise ConfigError(f"SciWorld task {task.id!r} needs privileged task_name and "
+                              "variation")
+        simulator = self.simulator
+        try:
+            simulator.load(name, variation, self.simplifications, generateGoldPath=gold)
+            look = simulator.server.step("look around")
+            description = simulator.server.freeActionTaskDesc()
+        except ValueError as exc:  # unknown task or simplification
+            raise ConfigError(f"SciWorld task {task.id!r}: {exc}") from exc
+        except Exception as exc:  # py4j: the JVM died or refused
+            raise EnvironmentFailure(f"ScienceWorld failed to load {task.id}: {exc}") from exc
+        self._gold = list(simulator.get_gold_action_sequence()) if gold else None
+        self._raw_score = 0
+        return f"{description.strip()}\n\n{look.strip()}"
+
+    def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:
+        observation = self._load(task, self.gold_path)
+        return observation, {"score": 0.0, "raw_score": 0, "moves": 0}
+
+    def gold_actions(self) -> list[str]:
+        """The simulator's gold action sequence for the current task variation. Generated on
+        demand before the first step (reloading the variation); later only if ``gold_path``."""
+        if self.task is None:
+            raise RuntimeError("no task: call reset() first")
+        if self._gold is None:
+            if self.turn > 0:
+                raise ConfigError("the gold path can be generated only before the first step; "
+                                  "make the env with gold_path=True")
+            self._load(self.task, gold=True)
+        assert self._gold is not None
+        return list(self._gold)
+
+    def _act(self, action: str, *, last_turn: bool) -> Outcome:
+        assert self.task is not None
+        command = extract_action(action)
+        if not command:
+            return self._outcome("Your message held no action. Reply with a ScienceWorld "
+                                 "command, e.g. 'Action: look around'.", False, last_turn,
+                                 command)
+        if len(command) > MAX_ACTION:
+            return self._outcome(f"That action is {len(command)} characters long; a "
+                                 f"ScienceWorld command is short (at most {MAX_ACTION}).",
+                                 False, last_turn, command)
+        server = self.simulator.server
+        try:
+            observation = server.step(command)
+            raw = int(round(100 * float(server.getScore())))
+            completed = bool(server.getCompleted())
+        except Exception as exc:  # py4j: the JVM died
+            raise EnvironmentFailure(f"ScienceWorld failed on {command!r}: {exc}") from exc
+        previous = max(self._raw_score, 0)
+        self._raw_score = raw
+        reward = (max(raw, 0) - previous) / 100.0
+        return self._outcome(observation, completed or raw < 0, last_turn, command, reward)
+
+    def _outcome(self, observation: str, completed: bool, last_turn: bool, command: str,
+                 reward: float = 0.0) -> Outcome:
+        assert self.task is not None
+        raw = self._raw_score
+        info = {"command": command, "score": max(raw, 0) / 100.0, "raw_score": raw}
+        if self._simulator is not None:
+            info["moves"] = int(self._simulator.server.getNumMoves())
+        metrics = None
+        if completed or last_turn:
+            metrics = {"success": raw >= 100, "score": max(raw, 0) / 100.0, "raw_score": raw,
+                       "failed": raw < 0, "turns": self.turn,
+                       "task_name": self.task.privileged.get("task_name"),
+                       "variation": self.task.privileged.get("variation")}
+        return Outcome(observation=observation, reward=reward, terminated=completed,
+                       info=info, metrics=metrics)
+
+    def privileged(self) -> dict[str, Any]:
+        data = super().privileged()
+        if self._simulator is not None and self.task is not None:
+            data["goal_progress"] = str(self._simulator.server.getGoalProgressStr())
+            if self._gold is not None:
+                data["gold_actions"] = list(self._gold)
+        return data
+
+    def describe(self) -> dict[str, Any]:
+        facts = super().describe()
+        facts["simplifications"] = self.simplifications
+        return facts
+
+    def close(self) -> None:
+        if self._simulator is not None:
+            simulator, self._simulator = self._simulator, None
+            stop_simulator(simulator)
+        super().close()
+
+
+class SciWorldOracle(ScriptedAgent):
+    """Replays the simulator's gold action sequence, one action per turn."""
+
+    def __init__(self, env: TextEnv) -> None:
+        super().__init__(env)
+        self._gold: list[str] | None = None
+
+    def act(self, messages: Sequence[Message]) -> str:
+        env = self.env.unwrapped
+        assert isinstance(env, SciWorldEnv)
+        if self._gold is None:
+            self._gold = env.gold_actions()
+        index = env.turn
+        return f"Action: {self._gold[index]}" if index < len(self._gold) else "Action: look around"

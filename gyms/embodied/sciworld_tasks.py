@@ -1,0 +1,109 @@
+"""ScienceWorld task sets: (task, variation) pairs in train/dev/test splits that never overlap.
+
+ScienceWorld divides the variations of each of its 30 tasks into train, dev and test. The table
+of those lists ships with colbench (``sciworld_variations.json``, written by
+:func:`write_variation_table` from the simulator itself), so building a task set needs no JVM.
+Every (task, variation) pair belongs to exactly one split; :func:`load_sciworld_tasks` checks it,
+since a published split that mixed them made test scores meaningless.
+
+Task ids are ``sciworld/<task name>/<variation>``. A split's tasks are interleaved across task
+names (one variation of each task, then a second of each, ...; variations in a seeded order),
+so that its first N tasks (``--num-tasks N``) sample every task evenly.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from colbench.errors import ConfigError
+from colbench.tasks import Task, TaskSet
+
+SUITE = "sciworld"
+SPLITS = ("train", "dev", "test")
+TABLE_PATH = Path(__file__).with_name("sciworld_variations.json")
+
+
+def read_variation_table(path: Path = TABLE_PATH) -> dict[str, Any]:
+    """``{"tasks": {name: {"topic", "title", "train", "dev", "test"}}}``."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def check_disjoint(table: dict[str, Any]) -> None:
+    """Raise ConfigError when a variation sits in two splits or outside its task's range."""
+    for name, entry in table["tasks"].items():
+        seen: dict[int, str] = {}
+        for split in SPLITS:
+            for variation in entry[split]:
+                if variation in seen:
+                    raise ConfigError(f"ScienceWorld task {name!r}: variation {variation} is in "
+                                      f"both {seen[variation]} and {split}")
+                seen[variation] = split
+
+
+def write_variation_table(path: Path = TABLE_PATH) -> dict[str, Any]:
+    """Ask the simulator for every task's splits and write the table (needs Java)."""
+    from colbench.gyms.embodied.sciworld import start_simulator, stop_simulator
+
+    simulator = start_simulator()
+    try:
+        from scienceworld.constants import TASKS
+
+        titles = {t["task_name"]: t for t in TASKS}
+        tasks: dict[str, Any] = {}
+        for name in simulator.get_task_names():
+            simulator.load(name, 0, "")
+            info = titles.get(name, {})
+            tasks[name] = {"topic": info.get("topic", ""), "title": info.get("task", name),
+                           "train": sorted(simulator.get_variations_train()),
+                           "dev": sorted(simulator.get_variations_dev()),
+                           "test": sorted(simulator.get_variations_test())}
+    finally:
+        stop_simulator(simulator)
+    table = {"source": "scienceworld", "tasks": tasks}
+    check_disjoint(table)
+    # One line per task keeps the file small and its diffs readable.
+    lines = [f" {json.dumps(name)}: {json.dumps(tasks[name], sort_keys=True)}"
+             for name in sorted(tasks)]
+    path.write_text('{"source": "scienceworld", "tasks": {\n' + ",\n".join(lines) + "\n}}\n",
+                    encoding="utf-8")
+    return table
+
+
+@functools.lru_cache(maxsize=8)
+def load_sciworld_tasks(split: str = "test", task_names: tuple[str, ...] | None = None) -> TaskSet:
+    """The tasks of ``split`` (``train``, ``dev``, ``test``), optionally of some task names."""
+    if split not in SPLITS:
+        raise ConfigError(f"unknown ScienceWorld split {split!r}: use one of {', '.join(SPLITS)}")
+    table = read_variation_table()
+    check_disjoint(table)
+    names = sorted(table["tasks"])
+    if task_names:
+        unknown = sorted(set(task_names) - set(names))
+        if unknown:
+            raise ConfigError(f"unknown ScienceWorld task(s) {unknown}; known: {names}")
+        names = [n for n in names if n in set(task_names)]
+    rng = random.Random(f"sciworld-{split}")
+    order = rng.sample(names, len(names))
+    queues = {n: rng.sample(table["tasks"][n][split], len(table["tasks"][n][split]))
+              for n in order}
+    tasks: list[Task] = []
+    depth = 0
+    while any(len(q) > depth for q in queues.values()):
+        for name in order:
+            if depth < len(queues[name]):
+                variation = queues[name][depth]
+                entry = table["tasks"][name]
+                tasks.append(Task(
+                    id=f"{SUITE}/{name}/{variation}", suite=SUITE, split=split,
+                    prompt=(f"ScienceWorld task '{name}' ({entry['title']}), variation "
+                            f"{variation}. The task description is the first observation."),
+                    privileged={"task_name": name, "variation": variation},
+                    metadata={"task_name": name, "variation": variation,
+                              "topic": entry["topic"]}))
+        depth += 1
+    suffix = "" if not task_names else "-" + "+".join(names)
+    return TaskSet(f"sciworld-{split}{suffix}", tasks)
