@@ -10,7 +10,7 @@ heading and text), and reports sections that are missing or extra, out of order,
 sections on both pages, background and heading colours, heading text and size, alignment,
 columns, pictures, missing text and height. Each difference carries a weight (the share of the
 page it concerns times how large the change is); replies list the heaviest first. Differences
-of the kind the agent asked about (colour, size, text, order, layout) weigh double.
+of the kinds the agent asked about (colour, size, text, order, layout) come first.
 
 :class:`ModelDesigner` (``model:SPEC`` or any model spec) sends a model that accepts images the
 two renders (target first) with the agent's message and our prompt.
@@ -72,8 +72,11 @@ def colour_name(rgb: tuple[int, int, int]) -> str:
     else:
         degrees = hue * 360
         base = next(name for limit, name in _HUE_NAMES if degrees <= limit)
-        word = ("pale " if light > 0.88 else "light " if light > 0.7 else
-                "dark " if light < 0.3 else "") + base
+        # Lightness words follow perceived brightness, not HLS lightness (a saturated
+        # green is not "dark" because its HLS lightness is low).
+        luma = 0.2126 * r + 0.7152 * g + 0.0722 * b
+        word = ("pale " if luma > 0.88 else "light " if luma > 0.7 else
+                "dark " if luma < 0.27 else "") + base
     return f"{word} ({hex_code})"
 
 
@@ -376,12 +379,12 @@ def asked_categories(message: str) -> set[str]:
 
 def compose_reply(found: list[Difference], message: str = "",
                   max_chars: int = MAX_REPLY_CHARS) -> str:
-    """The heaviest differences first (those the message asks about weigh double), as many
-    whole sentences as fit in ``max_chars``."""
+    """Differences of the kinds the message asks about first, then the rest; heaviest first
+    within each; as many whole sentences as fit in ``max_chars``."""
     if not found:
         return NO_DIFFERENCES
     asked = asked_categories(message)
-    ranked = sorted(found, key=lambda d: -(d.weight * (2.0 if d.category in asked else 1.0)))
+    ranked = sorted(found, key=lambda d: (d.category not in asked, -d.weight))
     out = ""
     for diff in ranked:
         sentence = clean_text(diff.text)

@@ -53,7 +53,8 @@ class FrontendEnv(TextEnv):
     ``info["metrics"]`` holds ``score``, ``success`` (score >= ``success_threshold``, default
     0.9), ``missing_answer``, ``answered``, ``questions``, ``turns``, ``html_messages``,
     ``render_verdict``, ``target_image`` and ``final_image`` (PNG paths, for reports; the
-    terminal ``info`` has them too).
+    terminal ``info`` has them too; for a missing answer ``final_image`` is the black picture
+    that was scored).
 
     ## Termination
 
@@ -219,10 +220,23 @@ class FrontendEnv(TextEnv):
             verdict = f"the page did not render ({self._answer.verdict()}): scored as black"
         else:
             verdict = self._answer.verdict()
+        final_path = self._answer_path if rendered else self._black_path(answer_image)
         return {"score": score, "success": score >= self.success_threshold,
                 "missing_answer": missing, "render_verdict": verdict,
-                "target_image": str(target_path),
-                "final_image": str(self._answer_path) if rendered else None}
+                "target_image": str(target_path), "final_image": str(final_path)}
+
+    def _black_path(self, image: Any) -> Path:
+        """The black picture that stood for the answer, on disk for reports."""
+        path = self.store.folder / f"black-{image.width}x{image.height}.png"
+        if not path.is_file():
+            import io
+
+            from colbench.frontend.render.store import write_private
+
+            buffer = io.BytesIO()
+            image.save(buffer, format="PNG")
+            write_private(path, buffer.getvalue())
+        return path
 
     def describe(self) -> dict[str, Any]:
         facts = super().describe()

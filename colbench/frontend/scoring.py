@@ -303,6 +303,47 @@ class ClipScorer(Scorer):
         return self._hash
 
 
+def build_random_clip(folder: str | Path, *, size: str = "tiny", seed: int = 0) -> Path:
+    """Save a CLIP with random weights and its image processor to ``folder``, loadable by
+    ``--scorer clip:FOLDER`` through the same code as real weights.
+
+    For tests and benchmarks on machines where no weights can be downloaded. ``size="tiny"``
+    is a two-layer 64-wide vision tower whose initialisation is scaled up so that random
+    embeddings still tell pages apart; ``size="base"`` has ViT-B/32's shape (the compute of
+    the real scorer, not its judgement)."""
+    _require("torch", "transformers")
+    import torch
+    from transformers import CLIPConfig, CLIPModel
+
+    try:
+        from transformers import CLIPImageProcessorPil as Processor
+    except ImportError:
+        from transformers import CLIPImageProcessor as Processor  # type: ignore[assignment]
+
+    if size == "tiny":
+        config = CLIPConfig(
+            text_config={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
+                         "num_attention_heads": 2, "vocab_size": 100,
+                         "max_position_embeddings": 16, "bos_token_id": 0, "eos_token_id": 1,
+                         "pad_token_id": 1},
+            vision_config={"hidden_size": 64, "intermediate_size": 128,
+                           "num_hidden_layers": 2, "num_attention_heads": 4,
+                           "image_size": 224, "patch_size": 32, "initializer_factor": 5.0},
+            projection_dim=32, initializer_factor=5.0)
+    elif size == "base":
+        config = CLIPConfig(text_config={"num_hidden_layers": 1},
+                            vision_config={"image_size": 224, "patch_size": 32})
+    else:
+        raise ConfigError(f"random CLIP size must be 'tiny' or 'base', got {size!r}")
+    torch.manual_seed(seed)
+    model = CLIPModel(config).eval()
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)
+    Processor().save_pretrained(folder)
+    return folder
+
+
 scorers.register("clip", ClipScorer)
 scorers.register("perceptual", PerceptualScorer)
 

@@ -47,34 +47,12 @@ def image_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def build_tiny_clip(folder: Path, seed: int = 0) -> Path:
-    """A CLIP with random weights, small enough to run in milliseconds, saved with its image
-    processor so that it loads through the same ``from_pretrained`` path as the real one.
-    ``initializer_factor`` is raised so that random embeddings still tell pages apart."""
+    """A tiny random CLIP saved with its image processor (see build_random_clip)."""
     pytest.importorskip("torch", reason="needs colbench[frontend] (torch)")
     pytest.importorskip("transformers", reason="needs colbench[frontend] (transformers)")
-    import torch
-    from transformers import CLIPConfig, CLIPModel
+    from colbench.frontend.scoring import build_random_clip
 
-    try:
-        from transformers import CLIPImageProcessorPil as Processor
-    except ImportError:
-        from transformers import CLIPImageProcessor as Processor
-
-    config = CLIPConfig(
-        text_config={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
-                     "num_attention_heads": 2, "vocab_size": 100,
-                     "max_position_embeddings": 16, "bos_token_id": 0, "eos_token_id": 1,
-                     "pad_token_id": 1},
-        vision_config={"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
-                       "num_attention_heads": 4, "image_size": 224, "patch_size": 32,
-                       "initializer_factor": 5.0},
-        projection_dim=32, initializer_factor=5.0)
-    torch.manual_seed(seed)
-    model = CLIPModel(config).eval()
-    folder.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(folder)
-    Processor().save_pretrained(folder)
-    return folder
+    return build_random_clip(folder, size="tiny", seed=seed)
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,7 @@ from pathlib import Path
 from colbench.frontend.render.renderer import Renderer, RenderResult
 
 
-def _write_private(path: Path, data: bytes) -> None:
+def write_private(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -82,11 +82,11 @@ class RenderStore:
         result = self.renderer.render(html)
         if not result.ok or result.png is None:
             return result, None
-        _write_private(png_path, result.png)
+        write_private(png_path, result.png)
         if self.persist:
             meta = {"width": result.width, "height": result.height, "dom": result.dom,
                     "message": result.message, "cut_at_max_height": result.cut_at_max_height}
-            _write_private(dom_path, json.dumps(meta).encode("utf-8"))
+            write_private(dom_path, json.dumps(meta).encode("utf-8"))
         self._remember(key, result)
         return result, png_path
 
