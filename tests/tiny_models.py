@@ -89,3 +89,59 @@ def build_tiny_llama(path: str | Path, *, seed: int = 0, hidden_size: int = 32,
         eos_token_id=tokenizer.eos_token_id)
     model.save_pretrained(str(path))
     return path
+
+
+#: ChatML, as the Qwen2 family renders chats (with its default system message).
+CHATML_TEMPLATE = (
+    "{% if messages[0]['role'] != 'system' %}"
+    "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
+    "{% endif %}"
+    "{% for message in messages %}"
+    "<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def build_tiny_bpe_tokenizer(path: str | Path, chat_template: str = CHATML_TEMPLATE):
+    """A byte-level BPE tokenizer with ChatML special tokens (as Qwen2's), trained on
+    :data:`CORPUS`, saved to ``path``. Unlike the word-level one, its tokens can span word
+    boundaries and whitespace, as real BPE vocabularies do."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    special = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    raw = Tokenizer(models.BPE())
+    raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    raw.decoder = decoders.ByteLevel()
+    raw.train_from_iterator(
+        CORPUS * 4, trainers.BpeTrainer(vocab_size=400, special_tokens=special,
+                                        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=raw, pad_token="<|endoftext|>", eos_token="<|im_end|>",
+        additional_special_tokens=["<|im_start|>"])
+    tokenizer.chat_template = chat_template
+    Path(path).mkdir(parents=True, exist_ok=True)
+    tokenizer.save_pretrained(str(path))
+    return tokenizer
+
+
+def build_tiny_qwen2(path: str | Path, *, seed: int = 0, hidden_size: int = 32,
+                     num_layers: int = 2) -> Path:
+    """Save a random two-layer Qwen2 with a byte-level BPE tokenizer and ChatML template."""
+    import torch
+    from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
+
+    path = Path(path)
+    tokenizer = build_tiny_bpe_tokenizer(path)
+    config = Qwen2Config(
+        vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
+        num_hidden_layers=num_layers, num_attention_heads=4, num_key_value_heads=2,
+        max_position_embeddings=512, pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id, tie_word_embeddings=False)
+    torch.manual_seed(seed)
+    model = Qwen2ForCausalLM(config).to(torch.float32)
+    model.generation_config = GenerationConfig(pad_token_id=tokenizer.pad_token_id,
+                                               eos_token_id=tokenizer.eos_token_id)
+    model.save_pretrained(str(path))
+    return path

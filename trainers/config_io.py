@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
+import json
 import types
 import typing
 from dataclasses import dataclass
@@ -211,15 +212,12 @@ def build_config(config_class: type, file_values: dict[str, Any] | None = None,
 
 def config_to_yaml(config: Any) -> str:
     """The config as a commented YAML file (each key preceded by its help)."""
-    import yaml
-
     lines = []
     for spec in config_fields(type(config)):
         if spec.help:
             lines.append(f"# {spec.help}")
-        value = getattr(config, spec.name)
-        lines.append(yaml.safe_dump({spec.name: value}, default_flow_style=True,
-                                    sort_keys=False).strip())
+        # JSON is YAML, and keeps each value on one line.
+        lines.append(f"{spec.name}: {json.dumps(getattr(config, spec.name), default=str)}")
     return "\n".join(lines) + "\n"
 
 

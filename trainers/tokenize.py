@@ -146,13 +146,17 @@ def tokenize_continuation(tokenizer: Any, prompt: Sequence[Message],
                           ) -> tuple[list[int], list[int], list[int]]:
     """``(prompt_ids, completion_ids, completion_turns)`` for ``prompt + continuation``, split
     where the first agent turn of ``continuation`` starts (``prompt`` may hold earlier agent
-    turns: they are context). ``completion_turns`` marks the agent's tokens with their turn
-    number, counted from the first turn of ``continuation``, and -1 elsewhere."""
+    turns: they are context); the completion ends with the last agent token.
+    ``completion_turns`` marks the agent's tokens with their turn number, counted from the
+    first turn of ``continuation``, and -1 elsewhere (observations between turns)."""
     earlier = sum(1 for m in prompt if m.get("role") == "assistant")
     tokenized = tokenize_conversation(tokenizer, [*prompt, *continuation],
                                       chat_template=chat_template)
     if tokenized.num_turns <= earlier:
         raise ConfigError("a continuation without any agent turn has nothing to train on")
     cut = tokenized.turn_index.index(earlier)
-    turns = [t - earlier if t >= earlier else -1 for t in tokenized.turn_index[cut:]]
-    return tokenized.input_ids[:cut], tokenized.input_ids[cut:], turns
+    # Template text after the last agent token (a newline after the end marker) is never
+    # predicted with a loss: it is left out of the completion.
+    end = max(p for p, t in enumerate(tokenized.turn_index) if t >= 0) + 1
+    turns = [t - earlier if t >= earlier else -1 for t in tokenized.turn_index[cut:end]]
+    return tokenized.input_ids[:cut], tokenized.input_ids[cut:end], turns
