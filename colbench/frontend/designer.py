@@ -317,7 +317,8 @@ def _section_differences(t: _Block, a: _Block, share: float) -> list[Difference]
                               f"{name[0].upper()}{name[1:]} should show {ts.images} picture"
                               f"{'s' if ts.images != 1 else ''}, not {as_.images}."))
     answer_words = _words(as_.all_text())
-    missing = [x for x in ts.texts if x.text and x is not th
+    heading_text = th.text if th is not None else None
+    missing = [x for x in ts.texts if x.text and x.text != heading_text
                and len(_words(x.text) - answer_words) > max(1, len(_words(x.text)) // 3)]
     if missing:
         shown = ", ".join(_quote(x.text, 40) for x in missing[:2])
