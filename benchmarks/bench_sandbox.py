@@ -11,9 +11,15 @@ about ten lines) and its ten test calls. Three ways to run it:
 
 Targets: (a) at least 10x faster than (b), and within 5x of (c).
 
-The methods run interleaved, task by task, so that all see the same load on a shared machine;
-each figure is the median time per task of a round, and the median over ``--rounds`` (ratios
-are taken within a round). The load average is printed with the figures. The pool is measured
+Two figures per method: the wall-clock time a caller waits per task, and the CPU time the
+task costs in all the processes involved (for the pool: the evaluator, the workers and their
+forked job processes, including the fork, the exit and the clean-up that happen after the
+answer, off the caller's path).
+
+The methods run interleaved, task by task, so that all see the same load on a shared machine.
+Per round, the wall figure is the median over its tasks and the CPU figure the mean (the
+workers' CPU is only known per round); printed is the median over ``--rounds``, and ratios
+are taken within a round. The load average is printed with the figures. The pool is measured
 with two workers (a worker forks the next task's child and cleans up after the previous task
 while the other serves, which is how a pool serves a runner) and with one worker, where
 nothing overlaps and each task also waits for that background work.
@@ -26,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import signal
 import statistics
 import subprocess
@@ -108,13 +115,31 @@ def fresh_interpreter(code: str, calls: list[str]) -> list[Any]:
     return [item.get("v") for item in json.loads(done.stdout)]
 
 
-def timed(run: Callable[[], list[Any]], expected: list[Any]) -> float:
+def timed(run: Callable[[], list[Any]], expected: list[Any]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process and the children it reaped)."""
+    cpu_before = time.process_time() + _children_cpu()
     started = time.perf_counter()
     values = run()
     elapsed = time.perf_counter() - started
+    cpu = time.process_time() + _children_cpu() - cpu_before
     if values != expected:
         raise SystemExit(f"wrong values: {values} != {expected}")
-    return elapsed
+    return elapsed, cpu
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def worker_cpu(pids: set[int]) -> float:
+    """CPU seconds used so far by the workers and the job processes they reaped."""
+    total = 0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:
@@ -134,31 +159,47 @@ def main() -> None:
         return run
 
     names = ["pool, 2 workers", "pool, 1 worker", "fresh interpreter", "in-process exec"]
+    pools = {names[0]: 2, names[1]: 1}
     rounds: list[dict[str, float]] = []
+    cpu_rounds: list[dict[str, float]] = []
     with Sandbox(workers=2, limits=limits) as pool2, Sandbox(workers=1, limits=limits) as pool1:
         isolation = pool2.isolation
+        sandboxes = {names[0]: pool2, names[1]: pool1}
         runners = {
             names[0]: pool_runner(pool2), names[1]: pool_runner(pool1),
             names[2]: lambda: fresh_interpreter(CODE, CALLS),
             names[3]: lambda: in_process(CODE, CALLS),
         }
-        for run in (runners[names[0]], runners[names[1]], runners[names[3]]):
+        worker_pids: dict[str, set[int]] = {name: set() for name in pools}
+        for name in (names[0], names[1], names[3]):
             for _ in range(20):  # warm up
-                timed(run, expected)
+                timed(runners[name], expected)
+        for name, pool in sandboxes.items():
+            while len(worker_pids[name]) < pools[name]:
+                worker_pids[name].add(pool.run_calls(CODE, CALLS).extra["worker_pid"])
         for _ in range(args.rounds):
             # Interleaved task by task, so that every method sees the same machine load.
             samples: dict[str, list[float]] = {name: [] for name in names}
+            cpu: dict[str, float] = dict.fromkeys(names, 0.0)
+            workers_before = {name: worker_cpu(worker_pids[name]) for name in pools}
             for index in range(args.tasks):
                 for name in names:
                     if name == names[2] and index % args.fresh_every:
                         continue
-                    samples[name].append(timed(runners[name], expected))
+                    wall, used = timed(runners[name], expected)
+                    samples[name].append(wall)
+                    cpu[name] += used
+            time.sleep(0.5)  # the workers finish cleaning up after their last task
+            for name in pools:
+                cpu[name] += worker_cpu(worker_pids[name]) - workers_before[name]
             rounds.append({name: statistics.median(times) for name, times in samples.items()})
+            cpu_rounds.append({name: cpu[name] / len(samples[name]) for name in names})
 
     def middle(values: list[float]) -> float:
         return statistics.median(values)
 
     figures = {name: middle([r[name] for r in rounds]) for name in names}
+    cpu_figures = {name: middle([r[name] for r in cpu_rounds]) for name in names}
     fresh_vs_pool = middle([r[names[2]] / r[names[0]] for r in rounds])
     fresh_vs_pool1 = middle([r[names[2]] / r[names[1]] for r in rounds])
     pool_vs_exec = middle([r[names[0]] / r[names[3]] for r in rounds])
@@ -169,13 +210,16 @@ def main() -> None:
     print(f"sandbox cost per task (10 calls); {os.cpu_count()} CPUs, load average {load}")
     print(f"isolation applied: {', '.join(applied) or 'none'}; rlimits: "
           f"{', '.join(isolation['rlimits'])}")
-    print(f"median per task over {args.rounds} rounds of {args.tasks} interleaved tasks:")
+    print(f"per task, median over {args.rounds} rounds of {args.tasks} interleaved tasks:")
+    print(f"  {'':<20} {'wall (median)':>14} {'CPU (mean, all processes)':>27}")
     for name, seconds in figures.items():
-        print(f"  {name:<20} {seconds * 1e3:9.3f} ms")
+        print(f"  {name:<20} {seconds * 1e3:11.3f} ms {cpu_figures[name] * 1e3:24.3f} ms")
     print(f"fresh interpreter / pool: {fresh_vs_pool:6.1f}x  (1 worker: {fresh_vs_pool1:.1f}x; "
           "target >= 10x)")
     print(f"pool / in-process exec:   {pool_vs_exec:6.1f}x  (1 worker: {pool1_vs_exec:.1f}x; "
           "target <= 5x)")
+    print(f"CPU: fresh / pool {cpu_figures[names[2]] / cpu_figures[names[0]]:.1f}x, "
+          f"pool / in-process {cpu_figures[names[0]] / cpu_figures[names[3]]:.1f}x")
 
 
 if __name__ == "__main__":
