@@ -73,6 +73,7 @@ class _Worker:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._in = self.proc.stdout.fileno()
         self._out = self.proc.stdin.fileno()
+        os.set_blocking(self._out, False)
         self._buffer = bytearray()
         self.report: dict[str, Any] = {}
         try:
@@ -101,8 +102,8 @@ class _Worker:
 
     def run(self, payload: bytes, n_calls: int, timeout: float) -> list[tuple[int, int, bytes]]:
         """Send a job; return its frames up to and including JOB_END."""
-        self._write(_wire.HEADER.pack(_wire.F_JOB, n_calls, len(payload)) + payload)
         deadline = time.monotonic() + timeout
+        self._write(_wire.HEADER.pack(_wire.F_JOB, n_calls, len(payload)) + payload, deadline)
         frames = []
         while True:
             kind, index, body = self._read_frame(deadline)
@@ -115,11 +116,19 @@ class _Worker:
             if kind == _wire.F_JOB_END:
                 return frames
 
-    def _write(self, data: bytes) -> None:
+    def _write(self, data: bytes, deadline: float | None = None) -> None:
+        """Write all of ``data``; a worker that stops reading is lost at ``deadline``."""
         view = memoryview(data)
+        deadline = time.monotonic() + STARTUP_SECONDS if deadline is None else deadline
         try:
             while view:
-                view = view[os.write(self._out, view):]
+                try:
+                    view = view[os.write(self._out, view):]
+                except BlockingIOError:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        raise _WorkerLost("the worker stopped reading") from None
+                    select.select([], [self._out], [], remaining)
         except OSError as exc:
             raise _WorkerLost(f"cannot write to the worker: {exc}") from None
 
@@ -303,22 +312,18 @@ class Sandbox:
                                    "blocklist rejects; nothing ran",
                                    [CallResult(False, None, f"blocked: {entry!r}")
                                     for _ in calls])
-        if not calls:
-            calls = []
         started = time.monotonic()
-        payload = json.dumps({"code": code, "calls": calls}).encode("utf-8", "surrogatepass")
+        payload = json.dumps({"code": code, "calls": calls}).encode()  # ASCII: escapes
         # Generous: every call may time out, and each needs a fresh process.
         budget = (len(calls) + 1) * (self.limits.wall_seconds + 2.0) + 30.0
-        for attempt in (1, 2):
+        lost = ""
+        for _ in range(2):  # a worker lost mid-job gets one more try on a fresh one
             worker = self._acquire()
             try:
                 frames = worker.run(payload, len(calls), budget)
             except _WorkerLost as exc:
                 self._discard(worker)
-                if attempt == 2:
-                    return self._crashed(calls, f"the sandbox worker died twice while running "
-                                                f"this code ({exc}); the code may have "
-                                                f"killed it", started)
+                lost = str(exc)
                 continue
             except BaseException:
                 self._discard(worker)
@@ -327,7 +332,8 @@ class Sandbox:
             verdict = _assemble(frames, calls, self.limits)
             verdict.elapsed_seconds = time.monotonic() - started
             return verdict
-        raise AssertionError("unreachable")
+        return self._crashed(calls, f"the sandbox worker died twice while running this code "
+                                    f"({lost}); the code may have killed it", started)
 
     def close(self) -> None:
         """Stop every worker. Jobs in flight end with EnvironmentFailure."""
