@@ -6,6 +6,10 @@ and every env's browser work is submitted to that loop; the envs of one process 
 browser and each has its own :class:`BrowserSession` (a browser context: its own cookies,
 storage and tabs). A session lets through only requests to its env's own site: everything
 else is aborted by a route handler, and service workers (which routes do not see) are off.
+Routes only see requests, not the connections Chromium opens ahead of them (it preconnects
+to a link's host when the link is pressed), so each context also has a proxy for every
+address but its own site, pointing at a loopback port that is bound and never listens:
+such connections are refused on this machine and never reach anyone.
 
 Chromium is Debian's (``/usr/bin/chromium``, or ``COLBENCH_CHROMIUM``), started headless,
 without the sandbox (these machines run as root) and with background networking off.
@@ -18,6 +22,7 @@ import asyncio
 import atexit
 import os
 import shutil
+import socket
 import threading
 import uuid
 from collections.abc import Awaitable, Callable
@@ -134,6 +139,10 @@ class BrowserHub:
         self._launch_lock: asyncio.Lock | None = None
         self._closed = False
         self.launches = 0
+        # A port that is bound but never listens: connections to it are refused at once.
+        self._dead_end = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._dead_end.bind(("127.0.0.1", 0))
+        self.dead_end_proxy = f"http://127.0.0.1:{self._dead_end.getsockname()[1]}"
 
     # -- running work on the hub's loop -------------------------------------------------------
     def call(self, make: Callable[[], Awaitable[T]], timeout: float | None = None) -> T:
@@ -228,6 +237,7 @@ class BrowserHub:
         self._closed = True
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=5)
+        self._dead_end.close()
 
 
 _shared_hub: BrowserHub | None = None
@@ -287,7 +297,8 @@ class BrowserSession:
         """Start an episode on ``origin + start_path`` with a clean slate: no cookies but
         ``cookies``, one tab, no history. A healthy context is reused (much cheaper than a
         new one, which needs a new renderer); after any failure a fresh context is made."""
-        if self.context is not None and self.health() is None:
+        if (self.context is not None and self.health() is None
+                and origin.rstrip("/") == self.origin):
             try:
                 await self._reuse(origin, start_path, cookies)
                 return
@@ -305,10 +316,15 @@ class BrowserSession:
         self._inflight = 0
         self._loading.clear()
         self._crashed = False
+        own = urlsplit(self.origin)
         context = await browser.new_context(
             viewport={"width": self.viewport[0], "height": self.viewport[1]},
             service_workers="block", accept_downloads=False, locale="en-US",
-            timezone_id="UTC")
+            timezone_id="UTC",
+            # "<-loopback>" first: Chromium never proxies loopback unless told so, and the
+            # rules apply in order, so the own site's rule must come after it.
+            proxy={"server": self.hub.dead_end_proxy,
+                   "bypass": f"<-loopback>,{own.hostname}:{own.port}"})
         self.context = context
         context.set_default_timeout(self.action_timeout_ms)
         context.set_default_navigation_timeout(self.navigation_timeout_ms)
@@ -330,13 +346,11 @@ class BrowserSession:
     async def _reuse(self, origin: str, start_path: str,
                      cookies: list[dict[str, Any]] | None) -> None:
         await self.blank()
-        previous, self.origin = self.origin, origin.rstrip("/")
         self.blocked = []
         page = self.pages[0]
         cdp = await self._cdp_for(page)
-        if previous:
-            await cdp.send("Storage.clearDataForOrigin",
-                           {"origin": previous, "storageTypes": "all"})
+        await cdp.send("Storage.clearDataForOrigin",
+                       {"origin": self.origin, "storageTypes": "all"})
         await self.context.clear_cookies()
         if cookies:
             await self.context.add_cookies(cookies)
