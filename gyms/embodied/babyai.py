@@ -1,0 +1,335 @@
+"""The BabyAI environments (``colbench/BabyAI-v0`` and one id per level family).
+
+The 40 BabyAI level families of minigrid, seeded, played through text: the agent reads a
+description of its view and answers with high-level actions that are compiled into minigrid's
+primitive actions (see :mod:`colbench.gyms.embodied.babyai_world`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import io
+import re
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from colbench.env import Outcome, TextEnv
+from colbench.errors import ConfigError, MissingExtraError
+from colbench.tasks import Task, TaskSet
+
+#: Level family (minigrid's level class) -> the minigrid id played (its first registered one).
+LEVELS: dict[str, str] = {
+    "GoToRedBallGrey": "BabyAI-GoToRedBallGrey-v0",
+    "GoToRedBall": "BabyAI-GoToRedBall-v0",
+    "GoToRedBallNoDists": "BabyAI-GoToRedBallNoDists-v0",
+    "GoToObj": "BabyAI-GoToObj-v0",
+    "GoToLocal": "BabyAI-GoToLocal-v0",
+    "GoTo": "BabyAI-GoTo-v0",
+    "GoToImpUnlock": "BabyAI-GoToImpUnlock-v0",
+    "GoToSeq": "BabyAI-GoToSeq-v0",
+    "GoToRedBlueBall": "BabyAI-GoToRedBlueBall-v0",
+    "GoToDoor": "BabyAI-GoToDoor-v0",
+    "GoToObjDoor": "BabyAI-GoToObjDoor-v0",
+    "Open": "BabyAI-Open-v0",
+    "OpenRedDoor": "BabyAI-OpenRedDoor-v0",
+    "OpenDoor": "BabyAI-OpenDoor-v0",
+    "OpenTwoDoors": "BabyAI-OpenTwoDoors-v0",
+    "OpenDoorsOrder": "BabyAI-OpenDoorsOrderN2-v0",
+    "Pickup": "BabyAI-Pickup-v0",
+    "UnblockPickup": "BabyAI-UnblockPickup-v0",
+    "PickupLoc": "BabyAI-PickupLoc-v0",
+    "PickupDist": "BabyAI-PickupDist-v0",
+    "PickupAbove": "BabyAI-PickupAbove-v0",
+    "PutNextLocal": "BabyAI-PutNextLocal-v0",
+    "PutNext": "BabyAI-PutNextS4N1-v0",
+    "Unlock": "BabyAI-Unlock-v0",
+    "UnlockLocal": "BabyAI-UnlockLocal-v0",
+    "KeyInBox": "BabyAI-KeyInBox-v0",
+    "UnlockPickup": "BabyAI-UnlockPickup-v0",
+    "BlockedUnlockPickup": "BabyAI-BlockedUnlockPickup-v0",
+    "UnlockToUnlock": "BabyAI-UnlockToUnlock-v0",
+    "ActionObjDoor": "BabyAI-ActionObjDoor-v0",
+    "FindObj": "BabyAI-FindObjS5-v0",
+    "KeyCorridor": "BabyAI-KeyCorridor-v0",
+    "OneRoom": "BabyAI-OneRoomS8-v0",
+    "MoveTwoAcross": "BabyAI-MoveTwoAcrossS5N2-v0",
+    "Synth": "BabyAI-Synth-v0",
+    "SynthLoc": "BabyAI-SynthLoc-v0",
+    "SynthSeq": "BabyAI-SynthSeq-v0",
+    "MiniBossLevel": "BabyAI-MiniBossLevel-v0",
+    "BossLevel": "BabyAI-BossLevel-v0",
+    "BossLevelNoUnlock": "BabyAI-BossLevelNoUnlock-v0",
+}
+
+#: Seeds per level in each split; the ranges never overlap.
+SPLIT_SEEDS: dict[str, range] = {
+    "train": range(0, 250),
+    "dev": range(500_000, 500_010),
+    "test": range(1_000_000, 1_000_005),
+}
+
+SYSTEM_PROMPT = """You are an agent in BabyAI, a grid world of rooms, doors and objects (balls, \
+boxes, keys). Carry out the mission you are given. You see only what lies ahead of you, and you \
+remember what you have seen. Reply with one action per message; you may think first, then end \
+your message with a line "Action: <action>". Actions:
+- turn left, turn right, move forward;
+- go to OBJECT: walk up to an object or door and face it;
+- pick up OBJECT: go to it and pick it up (you can carry one thing); "pick up" alone takes what \
+is in front of you;
+- drop: put what you carry in the empty cell in front of you;
+- put next to OBJECT: carry what you hold to an empty cell next to OBJECT and drop it there;
+- toggle: open or close the door in front of you (a locked door opens only while you carry a key \
+of its colour), or open the box in front of you; toggle OBJECT: go to it first;
+- go through DOOR: go to a door, open it if needed and step through it;
+- check available actions.
+Name objects as you see them, e.g. "red ball 1" ("red ball" is enough when you know only one). \
+Moving actions open closed doors on the way. You have {max_turns} actions."""
+
+_ACTION_LINE = re.compile(r"^\s*action\s*:\s*(?P<action>.*)$", re.IGNORECASE)
+
+
+def extract_action(message: str) -> str:
+    """What follows the last ``Action:`` in the message, else its last non-empty line; lower
+    case, quotes and a final full stop dropped."""
+    lines = [line for line in message.strip().splitlines() if line.strip()]
+    command = ""
+    for line in reversed(lines):
+        match = _ACTION_LINE.match(line)
+        if match:
+            command = match.group("action")
+            break
+    else:
+        command = lines[-1] if lines else ""
+    command = command.strip().strip("`'\"").strip().rstrip(".").strip()
+    return " ".join(command.lower().split())
+
+
+def _minigrid() -> Any:
+    try:
+        import minigrid  # noqa: F401  (registers the BabyAI ids with Gymnasium)
+    except ImportError as exc:
+        raise MissingExtraError("BabyAI", "embodied", "minigrid") from exc
+    import minigrid.envs.babyai  # noqa: F401
+
+    return minigrid
+
+
+@functools.lru_cache(maxsize=64)
+def load_babyai_tasks(split: str = "test", levels: tuple[str, ...] = tuple(LEVELS)) -> TaskSet:
+    """Tasks (level family, seed) of ``split``, interleaved across levels so that the first N
+    tasks span every level."""
+    if split not in SPLIT_SEEDS:
+        raise ConfigError(f"unknown BabyAI split {split!r}: use one of {', '.join(SPLIT_SEEDS)}")
+    unknown = [lv for lv in levels if lv not in LEVELS]
+    if unknown:
+        raise ConfigError(f"unknown BabyAI level(s) {unknown}; known: {', '.join(LEVELS)}")
+    tasks = [Task(id=f"babyai/{level}/{seed}", suite="babyai", split=split,
+                  prompt=(f"BabyAI level {level} ({LEVELS[level]}), seed {seed}. The mission "
+                          "is given in the first observation."),
+                  privileged={"level": LEVELS[level], "seed": seed},
+                  metadata={"level": level, "seed": seed})
+             for seed in SPLIT_SEEDS[split] for level in levels]
+    name = "babyai-" + split + ("" if levels == tuple(LEVELS) else "-" + "+".join(levels))
+    return TaskSet(name, tasks)
+
+
+class BabyAIEnv(TextEnv):
+    """## Description
+
+    BabyAI on minigrid, as text. Each task is one of the 40 BabyAI level families of minigrid
+    (the first registered size of each) with a seed: a grid of rooms, doors (some locked) and
+    objects, and a mission in words ("pick up the red ball after you open the blue door"). The
+    agent sees minigrid's 7x7 view ahead, described in text, and acts with high-level actions
+    compiled into minigrid's primitive actions by shortest-path search; it remembers what it has
+    seen. A privileged oracle solves the tasks in the same text actions.
+
+    ## Observation
+
+    Text (``AnyText``, up to 100,000 characters). First the mission, then after every action
+    what happened, then the view: each object in sight with its colour, name (``red ball 1``)
+    and position in steps ahead and to the left or right; doors with their state (open, closed,
+    locked); the nearest walls ahead, left and right; what is in front of the agent; what it
+    carries. ``check available actions`` lists every action that names a known object.
+
+    ## Action
+
+    Text (the last ``Action:`` line, else the last line; case does not matter): ``turn left``,
+    ``turn right``, ``move forward``, ``go to X``, ``pick up X`` (``pick up`` alone: the object
+    in front), ``drop``, ``put next to X``, ``toggle`` / ``toggle X`` (also ``open X``), ``go
+    through DOOR``, ``check available actions``. Objects are named as shown (``red ball 1``, or
+    ``red ball`` when only one is known); movable objects must have been seen, doors can always
+    be named. Moving actions open closed doors on the way (locked ones only with their key).
+    Malformed or impossible actions change nothing and get an error observation.
+
+    ## Reward
+
+    As minigrid gives it, summed over the primitive actions of a turn: ``1 - 0.9 * (primitive
+    steps / level step limit)`` on the turn that completes the mission, 0 otherwise. The
+    terminal ``info["metrics"]`` holds ``success`` (the mission was completed), ``score`` (the
+    episode's reward), ``turns``, ``steps`` (primitive actions), ``invalid_actions`` and
+    ``level``. ``info["primitive_actions"]`` lists a turn's primitive actions.
+
+    ## Termination
+
+    ``terminated`` when the mission is completed or fails (minigrid's verifier), or when the
+    level's own limit of primitive steps runs out (success 0). After ``max_turns`` actions
+    (default 20) the episode is ``truncated``.
+
+    ## Arguments
+
+    ``split`` (``train``: 250 seeds per level, ``dev``: 10, ``test``: 5, so 200 test episodes
+    for all levels); ``tasks``: a ``TaskSet`` or task JSONL in place of the split; ``levels``:
+    level families to play (default: this id's); ``max_turns`` (also per episode through
+    ``reset(options={"max_turns": N})``).
+
+    ## Registered ids
+
+    ``colbench/BabyAI-v0`` (all 40 levels) and ``colbench/BabyAI-<Family>-v0`` for each family
+    in ``LEVELS`` (``colbench/BabyAI-GoToRedBall-v0``, ``colbench/BabyAI-BossLevel-v0``, ...).
+
+    ## Versions
+
+    * v0: first version.
+    """
+
+    env_id: ClassVar[str] = "colbench/BabyAI"
+    version: ClassVar[str] = "0"
+    default_max_turns: ClassVar[int] = 20
+    max_text_length: ClassVar[int] = 100_000
+    #: Level families this class plays by default.
+    default_levels: ClassVar[tuple[str, ...]] = tuple(LEVELS)
+
+    def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
+                 levels: Sequence[str] | None = None, max_turns: int | None = None,
+                 render_mode: str | None = None) -> None:
+        _minigrid()
+        if isinstance(tasks, TaskSet):
+            task_set = tasks
+        elif tasks is not None:
+            task_set = TaskSet.load(tasks)
+        else:
+            task_set = load_babyai_tasks(split, tuple(levels or self.default_levels))
+        super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
+        self._levels: dict[str, Any] = {}
+        self.game: Any = None  # the minigrid env of the current episode
+        self.world: Any = None
+        self._reward = 0.0
+        self._reward_gained = 0.0
+        self._invalid = 0
+        self._over = False
+        self._success = False
+
+    @property
+    def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]
+        from colbench.gyms.embodied.babyai_oracle import BabyAIOracle
+
+        return {"oracle": BabyAIOracle}
+
+    def system_prompt(self, task: Task) -> str:
+        return SYSTEM_PROMPT.format(max_turns=self._episode_max_turns)
+
+    # -- episodes ---------------------------------------------------------------------------
+    def _level(self, level_id: str) -> Any:
+        if level_id not in self._levels:
+            import gymnasium as gym
+
+            try:
+                self._levels[level_id] = gym.make(level_id).unwrapped
+            except gym.error.Error as exc:
+                raise ConfigError(f"unknown minigrid level {level_id!r}: {exc}") from exc
+        return self._levels[level_id]
+
+    def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:
+        from colbench.gyms.embodied.babyai_world import World
+
+        level = task.privileged.get("level")
+        seed = task.privileged.get("seed")
+        if not isinstance(level, str) or not isinstance(seed, int):
+            raise ConfigError(f"BabyAI task {task.id!r} needs privileged level and seed")
+        self.game = self._level(level)
+        # Level generation prints its rejection-sampling retries; they are noise here.
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.game.reset(seed=seed)
+        self.world = World(self.game)
+        self._reward = 0.0
+        self._reward_gained = 0.0
+        self._invalid = 0
+        self._over = False
+        self._success = False
+        observation = f"Your mission: {self.game.mission}.\n{self.world.describe()}"
+        return observation, {"mission": self.game.mission}
+
+    def _act(self, action: str, *, last_turn: bool) -> Outcome:
+        from colbench.gyms.embodied.babyai_actions import ActionFailed, run_action
+
+        assert self.task is not None and self.game is not None
+        command = extract_action(action)
+        executed: list[int] = []
+        try:
+            message = run_action(self, command, executed)
+            valid = True
+        except ActionFailed as exc:
+            message = str(exc)
+            valid = False
+            self._invalid += 1
+        reward = self._reward_gained
+        self._reward_gained = 0.0
+        ended = self._over
+        if ended and not self._success:
+            message += (" The level's step limit ran out." if self.game.step_count
+                        >= self.game.max_steps else " The mission failed.")
+        elif self._success:
+            message += " You completed the mission."
+        observation = message if ended else f"{message}\n{self.world.describe()}"
+        metrics = None
+        if ended or last_turn:
+            metrics = {"success": self._success, "score": self._reward, "turns": self.turn,
+                       "steps": int(self.game.step_count), "invalid_actions": self._invalid,
+                       "level": self.task.metadata.get("level")}
+        return Outcome(observation=observation, reward=reward, terminated=ended,
+                       info={"command": command, "valid": valid,
+                             "primitive_actions": list(executed)},
+                       metrics=metrics)
+
+    def primitive(self, action: int) -> bool:
+        """Take one minigrid action; return False once the episode is over."""
+        if self._over:
+            return False
+        _, reward, terminated, truncated, _ = self.game.step(action)
+        self._reward += float(reward)
+        self._reward_gained += float(reward)
+        self.world.update()
+        if terminated or truncated:
+            self._over = True
+            self._success = bool(terminated and reward > 0)
+        return not self._over
+
+    def privileged(self) -> dict[str, Any]:
+        data = super().privileged()
+        if self.game is not None:
+            data["mission"] = self.game.mission
+            data["grid"] = self.game.pprint_grid() if hasattr(self.game, "pprint_grid") \
+                else str(self.game)
+        return data
+
+    def close(self) -> None:
+        for level in self._levels.values():
+            level.close()
+        self._levels.clear()
+        super().close()
+
+
+def _family_class(family: str) -> type[BabyAIEnv]:
+    doc = (f"BabyAI level family ``{family}`` (minigrid's ``{LEVELS[family]}``) only, registered "
+           f"as ``colbench/BabyAI-{family}-v0``; otherwise as :class:`BabyAIEnv`, whose spec "
+           "follows.\n\n    " + (BabyAIEnv.__doc__ or ""))
+    return type(f"BabyAI{family}Env", (BabyAIEnv,),
+                {"__doc__": doc, "default_levels": (family,),
+                 "env_id": f"colbench/BabyAI-{family}", "__module__": __name__})
+
+
+#: One env class per level family, e.g. ``BabyAIGoToRedBallEnv``.
+FAMILY_ENVS: dict[str, type[BabyAIEnv]] = {family: _family_class(family) for family in LEVELS}
+globals().update({cls.__name__: cls for cls in FAMILY_ENVS.values()})
+
