@@ -10,8 +10,9 @@ writer); on PostgreSQL the submitting token's row is locked ``FOR UPDATE``.
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from sqlalchemy import (
@@ -182,6 +183,10 @@ class Database:
         self.url = normalise_url(url)
         self.engine = make_engine(self.url)
         self.dialect = self.engine.dialect.name
+        # SQLite lets one writer in at a time and makes the others poll with growing sleeps
+        # (up to 100 ms each); writers of this process queue on a lock instead. Other
+        # processes still meet the database's own lock and busy timeout.
+        self._write_lock = threading.Lock() if self.dialect == "sqlite" else None
 
     @contextmanager
     def read(self) -> Iterator[Session]:
@@ -192,7 +197,7 @@ class Database:
     def write(self) -> Iterator[Session]:
         """A session whose transaction holds the write lock (SQLite) from its start; it
         commits when the block ends and rolls back on an exception."""
-        with self.engine.connect() as connection:
+        with self._write_lock or nullcontext(), self.engine.connect() as connection:
             connection.execution_options(colbench_write=True)
             with Session(bind=connection, expire_on_commit=False) as session:
                 try:
