@@ -216,3 +216,46 @@ def test_a_plugin_is_a_class_with_a_train_method(capsys):
         assert "not a trainer class" in capsys.readouterr().err
     finally:
         registry.trainers.unregister("not-a-trainer")
+
+
+PLAIN_PLUGIN = '''
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from colbench.trainers import TrainResult, episode_success
+
+
+@dataclass
+class CountConfig:
+    label: str = field(default="n", metadata={"help": "what to call the count"})
+
+
+class CountTrainer:
+    """Not a TrainerPlugin subclass and no TRL: the protocol is name, config_class, train."""
+
+    name = "count"
+    config_class = CountConfig
+
+    def __init__(self, config):
+        self.config = config
+
+    def train(self, model, data, out: Path):
+        wins = sum(episode_success(e) for e in data.episodes)
+        (out / "count.txt").write_text(f"{self.config.label}={wins} base={model.base}")
+        return TrainResult(path=out, metrics={"successes": wins})
+'''
+
+
+def test_module_colon_class_works_in_place_of_a_name(on_path, tmp_path, guess_data, tiny_llama,
+                                                     capsys):
+    (tmp_path / "plain_trainer_mod.py").write_text(PLAIN_PLUGIN)
+    on_path(tmp_path)
+    out = tmp_path / "o"
+    assert main(["train", "plain_trainer_mod:CountTrainer", "--model", f"hf:{tiny_llama}",
+                 "--data", str(guess_data), "--out", str(out), "--label", "wins"]) == 0
+    wins = sum(json.loads(line)["metrics"]["success"]
+               for line in (guess_data / "episodes.jsonl").read_text().splitlines())
+    assert (out / "count.txt").read_text() == f"wins={wins} base={tiny_llama}"
+    record = json.loads((out / "colbench_train.json").read_text())
+    assert record["trainer_source"] == "path plain_trainer_mod:CountTrainer"
+    assert record["metrics"] == {"successes": wins}
