@@ -116,8 +116,11 @@ class World:
         if len(matches) > 1:
             names = ", ".join(self._names[id(o)] for o in matches)
             raise CompileError(f"Which one do you mean: {names}?")
-        if words and words[-1] in ("ball", "box", "key", "door") or \
-                (len(words) > 1 and words[-2] in ("ball", "box", "key", "door")):
+        kinds = [w for w in words if w in ("ball", "box", "key", "door")]
+        if kinds == ["door"]:
+            raise CompileError(f"There is no {phrase} here; doors are named like "
+                               "'blue door 1' (see 'check available actions').")
+        if kinds:
             raise CompileError(f"You have not seen any {phrase} (yet). Explore to find it; "
                                "'check available actions' lists what you can name.")
         raise CompileError(f"There is no object called '{phrase}'. Objects are named like "

@@ -1,0 +1,154 @@
+"""BabyAI as text: levels and splits, the view, compiled actions, errors, reward and the oracle."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+
+pytest.importorskip("minigrid", reason="BabyAI needs the [embodied] extra")
+
+from colbench.gyms.embodied.babyai import (  # noqa: E402
+    LEVELS,
+    SPLIT_SEEDS,
+    BabyAIEnv,
+    extract_action,
+    load_babyai_tasks,
+)
+from colbench.gyms.embodied.babyai_oracle import BabyAIOracle  # noqa: E402
+from colbench.gyms.embodied.babyai_world import FORWARD, LEFT, PICKUP  # noqa: E402
+
+import colbench  # noqa: E402,F401  (registers the env ids)
+
+
+@pytest.fixture
+def env():
+    made = BabyAIEnv(split="test")
+    yield made
+    made.close()
+
+
+def play_oracle(env: BabyAIEnv, task_id: str) -> dict:
+    env.reset(options={"task_id": task_id})
+    oracle = BabyAIOracle(env)
+    while True:
+        _, _, terminated, truncated, info = env.step(oracle.act([]))
+        if terminated or truncated:
+            return info
+
+
+def test_forty_level_families_with_disjoint_seeded_splits():
+    assert len(LEVELS) == 40 and len(set(LEVELS.values())) == 40
+    test = load_babyai_tasks("test")
+    assert len(test) == 200
+    # Interleaved: the first 40 tasks are one of each level.
+    assert {t.metadata["level"] for t in test[:40]} == set(LEVELS)
+    seeds = {split: set(r) for split, r in SPLIT_SEEDS.items()}
+    assert not seeds["train"] & seeds["test"] and not seeds["dev"] & seeds["test"]
+    assert not seeds["train"] & seeds["dev"]
+    with pytest.raises(colbench.ConfigError, match="unknown BabyAI level"):
+        load_babyai_tasks("test", ("NoSuchLevel",))
+
+
+def test_one_id_per_family_plays_only_that_family():
+    made = gym.make("colbench/BabyAI-GoToRedBall-v0")
+    try:
+        tasks = made.unwrapped.tasks
+        assert {t.metadata["level"] for t in tasks} == {"GoToRedBall"}
+        assert "GoToRedBall" in type(made.unwrapped).__doc__
+    finally:
+        made.close()
+
+
+def test_same_seed_same_episode(env):
+    first, _ = env.reset(options={"task_id": "babyai/GoTo/1000001"})
+    other, _ = env.reset(options={"task_id": "babyai/GoTo/1000002"})
+    again, _ = env.reset(options={"task_id": "babyai/GoTo/1000001"})
+    assert first == again and first != other
+
+
+def test_first_observation_gives_mission_view_and_hands(env):
+    obs, info = env.reset(options={"task_id": "babyai/PutNextLocal/1000000"})
+    assert obs.startswith("Your mission: put the red ball next to the grey box.")
+    assert "the grey box 1, 2 steps ahead and 2 steps to your left" in obs
+    assert "Walls: 3 steps ahead, 2 steps to your right." in obs
+    assert "In front of you: nothing." in obs and "You are not carrying anything." in obs
+    assert info["mission"] == "put the red ball next to the grey box"
+    assert info["max_turns"] == 20
+
+
+def test_compiled_actions_reach_and_pick_up(env):
+    env.reset(options={"task_id": "babyai/PutNextLocal/1000000"})
+    obs, reward, terminated, _, info = env.step("Action: go to grey box 1")
+    assert "You went to the grey box 1." in obs
+    assert "In front of you: the grey box 1." in obs
+    assert set(info["primitive_actions"]) <= {LEFT, 1, FORWARD}
+    obs, _, _, _, info = env.step("pick up")
+    assert info["primitive_actions"] == [PICKUP]
+    assert "You are carrying the grey box 1." in obs
+    obs, _, _, _, _ = env.step("check available actions")
+    assert "put next to red box 1" in obs and "pick up red box 1" not in obs
+
+
+@pytest.mark.parametrize("action, fragment", [
+    ("", "held no action"),
+    ("fly to the moon", "Could not understand 'fly to the moon'"),
+    ("go to purple ball", "You have not seen any purple ball"),
+    ("go to green unicorn", "no object called 'green unicorn'"),
+    ("go through red door", "There is no red door"),
+    ("pick up", "nothing to pick up in front of you"),
+    ("drop", "You are not carrying anything"),
+    ("toggle", "nothing to toggle"),
+    ("toggle red box 1", ""),  # a box can be toggled: no error
+    ("put next to grey box 1", "You are not carrying anything to put down"),
+])
+def test_malformed_and_impossible_actions_get_error_observations(env, action, fragment):
+    env.reset(options={"task_id": "babyai/PutNextLocal/1000000"})
+    obs, reward, terminated, truncated, info = env.step(action)
+    assert isinstance(obs, str) and not terminated
+    if fragment:
+        assert fragment in obs and info["valid"] is False and info["primitive_actions"] == []
+    else:
+        assert info["valid"] is True
+
+
+def test_ambiguous_names_ask_which_one():
+    env = BabyAIEnv(split="dev", levels=["GoToRedBallGrey"])
+    for seed in SPLIT_SEEDS["dev"]:
+        env.reset(options={"task_id": f"babyai/GoToRedBallGrey/{seed}"})
+        names = [env.world.name(o) for o in env.world.known_objects() if o.type != "door"]
+        kinds = [n.rsplit(" ", 1)[0] for n in names]
+        twice = next((k for k in kinds if kinds.count(k) > 1), None)
+        if twice:
+            obs, *_ = env.step(f"go to {twice}")
+            assert "Which one do you mean" in obs
+            return
+    pytest.fail("no dev episode of GoToRedBallGrey shows two objects of one kind")
+
+
+def test_reward_is_minigrids_and_success_is_separate(env):
+    info = play_oracle(env, "babyai/GoToRedBall/1000000")
+    metrics = info["metrics"]
+    assert metrics["success"] is True
+    # minigrid: 1 - 0.9 * steps / max_steps on success.
+    expected = 1 - 0.9 * metrics["steps"] / env.game.max_steps
+    assert metrics["score"] == pytest.approx(expected)
+    env.reset(options={"task_id": "babyai/GoToRedBall/1000000", "max_turns": 2})
+    env.step("turn left")
+    *_, truncated, info = env.step("turn left")
+    assert truncated and info["metrics"]["success"] is False and info["metrics"]["score"] == 0
+
+
+def test_extract_action():
+    assert extract_action("I see it.\nAction: Go to Red Ball 1.") == "go to red ball 1"
+    assert extract_action("turn left") == "turn left"
+
+
+@pytest.mark.slow
+def test_oracle_reaches_95_percent_over_200_seeded_episodes_through_the_cli(evaluate_oracle):
+    result = evaluate_oracle("colbench/BabyAI-v0", "--split", "test")
+    episodes = result["episodes"]
+    assert len(episodes) == 200
+    assert {e["task_id"].split("/")[1] for e in episodes} == set(LEVELS)
+    assert all(e["status"] == "ok" for e in episodes)
+    rate = sum(bool(e["metrics"]["success"]) for e in episodes) / len(episodes)
+    assert rate >= 0.95, rate
