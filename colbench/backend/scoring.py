@@ -17,6 +17,9 @@ from colbench.errors import EnvironmentFailure
 from colbench.tasks import Task
 
 _reference_cache: dict[str, list[Any]] = {}
+# CallResult errors that mean the sandbox, not the code, failed (limits hit by a reference).
+_INFRASTRUCTURE = ("timeout", "cpu time limit", "crashed", "killed", "not run",
+                   "protocol violation", "malformed result")
 _cache_lock = threading.Lock()
 
 
@@ -40,6 +43,16 @@ def reference_results(task: Task, sandbox: Any) -> list[Any]:
     if verdict.status != "ok":
         raise EnvironmentFailure(f"task {task.id}: the reference solution did not run "
                                  f"({verdict.status}: {verdict.message})")
+    # Our generator validated every reference call (a value, never None), so any failure of
+    # one is the sandbox's; for imported tasks only limit and crash failures are. Either way
+    # the episode becomes an env error and the bad result is not cached.
+    validated = task.metadata.get("source") == "colbench-generator"
+    for index, result in enumerate(verdict.results):
+        infrastructure = not result.ok and (result.error or "").startswith(_INFRASTRUCTURE)
+        if infrastructure or (validated and (not result.ok or result.value is None)):
+            raise EnvironmentFailure(f"task {task.id}: the reference failed on test {index} "
+                                     f"({result.error or 'returned None'}); the sandbox is "
+                                     "not working as it should")
     with _cache_lock:
         _reference_cache[key] = verdict.results
     return verdict.results
