@@ -113,7 +113,8 @@ class Submission(Base):
     attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
 
     __table_args__ = (
-        Index("ix_submissions_board", "env", "split", "status"),
+        # Covers the boards' freshness check (count and latest verdict per board).
+        Index("ix_submissions_board", "env", "split", "status", "verified_at"),
         Index("ix_submissions_status_created", "status", "created_at"),
     )
 

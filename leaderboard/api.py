@@ -202,7 +202,7 @@ def _store(token: Token, run: ParsedRun, metadata: Metadata, episodes_raw: bytes
 def _duplicate(submission_id: str, status: str) -> Any:
     return refuse(409, f"duplicate: these results were already submitted as {submission_id} "
                        f"(status {status}); see "
-                       f"{url_for('pages.submission_page', submission_id=submission_id)}")
+                       f"{url_for('pages.submission_page', submission_id=submission_id, _external=True)}")
 
 
 def submission_json(item: dict[str, Any]) -> dict[str, Any]:

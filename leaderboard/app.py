@@ -115,6 +115,11 @@ def create_app(db_url: str | None = None, *, settings: LeaderboardSettings | Non
 def _http_message(exc: HTTPException) -> str:
     if exc.code == 413:
         limit = state().settings.max_upload_bytes
+        length = request.content_length
+        if length is not None and length <= limit:
+            # Werkzeug's form parser also refuses too many parts or an oversized text field.
+            return ("the upload has too many parts or a text field that is too large; send "
+                    "summary, episodes and metadata as files")
         return (f"the upload is larger than this server's limit of {limit} bytes "
                 f"({limit / (1 << 20):.0f} MiB); it was refused before it was read")
     if exc.code == 404:

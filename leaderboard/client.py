@@ -155,29 +155,31 @@ def submit_run(run_dir: str | Path, server: str, token: str, *,
         bar = tqdm(total=len(body), unit="B", unit_scale=True, desc="uploading", file=out,
                    dynamic_ncols=True)
         update = bar.update
-    try:
-        with httpx.Client(timeout=timeout) as client:
-            try:
-                response = client.post(f"{base}/api/v1/submissions",
-                                       content=_stream(body, update), headers=headers)
-            except httpx.HTTPError as exc:
-                raise SubmitError(f"could not reach {base}: {exc}") from exc
-            finally:
-                if bar is not None:
-                    bar.close()
-            if response.status_code != 202:
-                raise SubmitError(f"the server refused the submission (HTTP "
-                                  f"{response.status_code}): {_reason(response)}",
-                                  status=response.status_code)
+    with httpx.Client(timeout=timeout) as client:
+        try:
+            response = client.post(f"{base}/api/v1/submissions",
+                                   content=_stream(body, update), headers=headers)
+        except httpx.HTTPError as exc:
+            raise SubmitError(f"could not reach {base}: {exc}") from exc
+        finally:
+            if bar is not None:
+                bar.close()
+        if response.status_code != 202:
+            raise SubmitError(f"the server refused the submission (HTTP "
+                              f"{response.status_code}): {_reason(response)}",
+                              status=response.status_code)
+        try:
             data = response.json()
-            result = SubmitResult(id=data["id"], page=data.get("page", ""),
-                                  url=data.get("url", f"{base}/api/v1/submissions/{data['id']}"))
-            if wait:
-                _wait(client, result, wait_timeout, poll_seconds, out)
-            return result
-    finally:
-        if bar is not None:
-            bar.close()
+            submission_id = str(data["id"])
+        except (ValueError, KeyError, TypeError):
+            raise SubmitError(f"{base} answered 202 without a submission id; is it a colbench "
+                              "leaderboard?") from None
+        result = SubmitResult(id=submission_id, page=str(data.get("page", "")),
+                              url=str(data.get("url")
+                                      or f"{base}/api/v1/submissions/{submission_id}"))
+        if wait:
+            _wait(client, result, wait_timeout, poll_seconds, out)
+        return result
 
 
 def _wait(client: httpx.Client, result: SubmitResult, timeout: float, poll: float,

@@ -36,7 +36,7 @@ def board_page(env: str) -> Any:
         page = 1
     result = queries.board(state().db, env, split, sort=sort, direction=direction, page=page,
                            page_size=state().settings.page_size, verified_only=verified_only)
-    splits = [b.split for b in queries.boards(state().db) if b.env == env]
+    splits = queries.splits(state().db, env)
 
     def sort_url(column: str) -> str:
         if column == result.sort:

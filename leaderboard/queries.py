@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from colbench.leaderboard._db import LISTED, VERIFIED, Database, Submission
+from colbench.leaderboard._versions import parse_version
 from sqlalchemy import case, func, select
 
 #: Sortable board columns -> what they sort by. "rank" is the server's ranking: success rate,
@@ -54,54 +57,106 @@ def boards(db: Database) -> list[BoardSummary]:
             for e, s, n, v in rows]
 
 
+def splits(db: Database, env: str) -> list[str]:
+    """The splits of ``env`` that have listed submissions."""
+    with db.read() as session:
+        return sorted(session.scalars(select(Submission.split).distinct()
+                                      .where(Submission.env == env,
+                                             Submission.status.in_(LISTED))))
+
+
 def _rank_order() -> tuple[Any, ...]:
     # NULL figures (a run with no scored episode) rank last on both databases.
     return (func.coalesce(Submission.success_mean, -1.0).desc(),
             func.coalesce(Submission.score_mean, -1.0).desc())
 
 
+_BOARD_COLUMNS = (Submission.id, Submission.model_name, Submission.organization,
+                  Submission.success_mean, Submission.success_lo, Submission.success_hi,
+                  Submission.score_mean, Submission.score_lo, Submission.score_hi,
+                  Submission.status, Submission.created_at, Submission.colbench_version,
+                  Submission.simulator, Submission.open_weights, Submission.episodes)
+
+
+class _BoardCache:
+    """Ranked boards kept in memory, each checked against the database on every read.
+
+    A board changes only when the worker stores a verdict, which sets ``verified_at``; the
+    number of listed rows and their latest ``verified_at`` (read from an index, without
+    touching the rows) tell whether a cached board is still current, in any number of
+    processes. Ranking and sorting 10,000 rows is then a Python sort, not a database one.
+    """
+
+    def __init__(self, size: int = 32) -> None:
+        self.size = size
+        self._boards: dict[tuple[str, str, str, bool], tuple[Any, list[dict[str, Any]]]] = {}
+        self._lock = threading.Lock()
+
+    def rows(self, db: Database, env: str, split: str, verified_only: bool
+             ) -> list[dict[str, Any]]:
+        statuses = (VERIFIED,) if verified_only else LISTED
+        where = (Submission.env == env, Submission.split == split,
+                 Submission.status.in_(statuses))
+        key = (db.url, env, split, verified_only)
+        with db.read() as session:
+            version = tuple(session.execute(
+                select(func.count(), func.max(Submission.verified_at)).where(*where)).one())
+            with self._lock:
+                cached = self._boards.get(key)
+            if cached is not None and cached[0] == version:
+                return cached[1]
+            rank = func.rank().over(order_by=_rank_order()).label("rank")
+            result = session.execute(select(*_BOARD_COLUMNS, rank).where(*where)
+                                     .order_by(rank, Submission.created_at, Submission.id))
+            rows = [dict(row) for row in result.mappings()]
+        for row in rows:
+            row["verified"] = row["status"] == VERIFIED
+        with self._lock:
+            if len(self._boards) >= self.size and key not in self._boards:
+                self._boards.pop(next(iter(self._boards)))
+            self._boards[key] = (version, rows)
+        return rows
+
+
+_cache = _BoardCache()
+
+
+def _version_key(text: str | None) -> tuple[int, int, int]:
+    return parse_version(text) or (-1, -1, -1)
+
+
+_SORT_KEYS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "rank": lambda r: r["rank"],
+    "model": lambda r: (r["model_name"] or "").lower(),
+    "organization": lambda r: (r["organization"] or "").lower(),
+    "success": lambda r: -1.0 if r["success_mean"] is None else r["success_mean"],
+    "score": lambda r: -1.0 if r["score_mean"] is None else r["score_mean"],
+    "verified": lambda r: r["verified"],
+    "date": lambda r: r["created_at"],
+    "version": lambda r: _version_key(r["colbench_version"]),
+}
+
+
 def board(db: Database, env: str, split: str = "test", *, sort: str = "rank",
           direction: str | None = None, page: int = 1, page_size: int = 100,
           verified_only: bool = False) -> BoardPage:
-    """One page of a board, ranked by recomputed success rate then score; ``sort`` orders
-    the rows by another column while every row keeps its rank."""
+    """One page of a board, ranked by recomputed success rate then score (ties share a
+    rank); ``sort`` orders the rows by another column while every row keeps its rank."""
     if sort not in SORT_COLUMNS:
         sort = "rank"
     if direction not in ("asc", "desc"):
         direction = DEFAULT_DIRECTION[sort]
-    statuses = (VERIFIED,) if verified_only else LISTED
-    rank = func.rank().over(order_by=_rank_order()).label("rank")
-    ranked = (select(Submission.id, Submission.model_name, Submission.organization,
-                     Submission.success_mean, Submission.success_lo, Submission.success_hi,
-                     Submission.score_mean, Submission.score_lo, Submission.score_hi,
-                     Submission.status, Submission.created_at, Submission.colbench_version,
-                     Submission.simulator, Submission.open_weights, Submission.episodes,
-                     rank)
-              .where(Submission.env == env, Submission.split == split,
-                     Submission.status.in_(statuses))
-              .subquery())
-    keys = {"rank": ranked.c.rank, "model": func.lower(ranked.c.model_name),
-            "organization": func.lower(func.coalesce(ranked.c.organization, "")),
-            "success": func.coalesce(ranked.c.success_mean, -1.0),
-            "score": func.coalesce(ranked.c.score_mean, -1.0),
-            "verified": case((ranked.c.status == VERIFIED, 1), else_=0),
-            "date": ranked.c.created_at, "version": ranked.c.colbench_version}
-    key = keys[sort]
-    order = [key.asc() if direction == "asc" else key.desc(), ranked.c.rank.asc(),
-             ranked.c.created_at.asc(), ranked.c.id.asc()]
-    with db.read() as session:
-        total = session.scalar(select(func.count()).select_from(ranked)) or 0
-        pages = max(1, math.ceil(total / page_size))
-        page = min(max(1, page), pages)
-        rows = session.execute(select(ranked).order_by(*order)
-                               .limit(page_size).offset((page - 1) * page_size)).mappings().all()
-    out = []
-    for row in rows:
-        item = dict(row)
-        item["verified"] = item["status"] == VERIFIED
-        out.append(item)
-    return BoardPage(env=env, split=split, rows=out, total=total, page=page, pages=pages,
-                     sort=sort, direction=direction, verified_only=verified_only)
+    rows = _cache.rows(db, env, split, verified_only)
+    if sort != "rank" or direction != "asc":
+        # Two stable sorts: by rank first, so rows equal in the chosen column keep it.
+        rows = sorted(rows, key=_SORT_KEYS[sort], reverse=direction == "desc")
+    total = len(rows)
+    pages = max(1, math.ceil(total / page_size))
+    page = min(max(1, page), pages)
+    start = (page - 1) * page_size
+    return BoardPage(env=env, split=split, rows=rows[start:start + page_size], total=total,
+                     page=page, pages=pages, sort=sort, direction=direction,
+                     verified_only=verified_only)
 
 
 def _loads(text: str | None, default: Any) -> Any:

@@ -130,17 +130,24 @@ def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSetti
             return rescorer.check(task_set.get(record.task_id), record, summary.simulator,
                                   summary.scorer)
 
+        # An episode over the turn budget is not replayed (its length is unbounded, the
+        # replay's cost would be too) and counts as failed; it was reported above.
+        budget = suite.max_turns
+        within = [r for r in ok if not budget or len(r.turns) <= budget]
+        for record in ok:
+            if budget and len(record.turns) > budget:
+                final_metrics[record.key] = dict(record.metrics, score=0.0, success=False)
         with ThreadPoolExecutor(max_workers=max(1, workers),
                                 thread_name_prefix="colbench-verify") as pool:
-            checks = list(pool.map(check, ok))
+            checks = list(pool.map(check, within))
         episode_problems: list[str] = []
-        for record, result in zip(ok, checks, strict=True):
+        for record, result in zip(within, checks, strict=True):
             merged = dict(record.metrics)
             merged.update(result.metrics)
             final_metrics[record.key] = merged
             episode_problems += result.problems
         if episode_problems:
-            bad = len({p.split(":", 1)[0] for p in episode_problems})
+            bad = sum(1 for result in checks if result.problems)
             problems.append(f"the server's replay disagrees with {bad} episode(s):")
             problems += [f"  {p}" for p in episode_problems[:EPISODE_LINES]]
             if len(episode_problems) > EPISODE_LINES:

@@ -325,3 +325,13 @@ def test_unknown_ids_and_pages_are_404_not_500(board: Board) -> None:
     response = board.client.get("/boards/x%27%3B--?sort=%27%3BDROP&dir=sideways&page=-3")
     assert response.status_code == 200
     assert board.client.delete("/api/v1/submissions").status_code == 405
+
+
+def test_too_many_parts_is_a_413_that_says_so(board: Board) -> None:
+    body = b"".join(b'--b\r\nContent-Disposition: form-data; name="f%d"\r\n\r\nx\r\n' % i
+                    for i in range(1500)) + b"--b--\r\n"
+    response = board.client.post("/api/v1/submissions", data=body,
+                                  headers={"Authorization": f"Bearer {board.token}",
+                                           "Content-Type": "multipart/form-data; boundary=b"})
+    _refused(response, 413, "too many parts")
+    assert board.count() == 0

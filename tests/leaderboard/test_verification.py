@@ -199,3 +199,19 @@ def test_board_ranks_by_recomputed_success_then_score(board: Board, runs) -> Non
     assert [e["model_name"] for e in entries][-1] == "no_ask"
     assert [e["rank"] for e in entries] == [1, 1, 3]  # oracle and asker tie at 100%
     assert all(e["verified"] for e in entries)
+
+
+def test_an_episode_over_the_turn_budget_is_not_replayed_and_counts_as_failed(
+        board: Board, runs, tmp_path: Path) -> None:
+    run = copy_run(runs["oracle"], tmp_path / "long")
+    records = read_records(run)
+    long = records[0]
+    question = dict(long["turns"][0], action="What should it return?",
+                    next_observation=long["turns"][0]["observation"])
+    long["turns"] = [question] * 11 + long["turns"]
+    write_records(run, records)
+    result = _submit_and_verify(board, run)
+    assert result["status"] == "unverified"
+    assert (f"1 episode(s) have more than the env's 10 turns (runs are compared at the default "
+            f"budget): {long['task_id']!r} trial 0") in result["errors"]
+    assert result["metrics"]["success_rate"]["mean"] == 5 / 6

@@ -69,7 +69,8 @@ def upgrade() -> None:
     )
     op.create_index("ix_submissions_token_id", "submissions", ["token_id"])
     op.create_index("ix_submissions_created_at", "submissions", ["created_at"])
-    op.create_index("ix_submissions_board", "submissions", ["env", "split", "status"])
+    op.create_index("ix_submissions_board", "submissions",
+                    ["env", "split", "status", "verified_at"])
     op.create_index("ix_submissions_status_created", "submissions", ["status", "created_at"])
 
 
