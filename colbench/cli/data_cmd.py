@@ -1,0 +1,107 @@
+"""``colbench data``: build, import and list task sets.
+
+- ``colbench data import backend SOURCE [--name NAME] [--split SPLIT]``: convert the published
+  ColBench backend data into a colbench task set saved in the private cache, loadable later
+  with ``--tasks NAME``. SOURCE is a JSONL file, or ``hf:DATASET_ID`` (the Hugging Face
+  dataset ``facebook/collaborative_agent_bench``), read with the ``datasets`` package, which
+  needs network access to the hub or a local hub cache.
+- ``colbench data build backend [--split test|train|all]``: generate the built-in sets now
+  (otherwise they are generated on first use).
+- ``colbench data list``: the task sets in the cache, with counts and hashes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+from colbench.errors import ConfigError, MissingExtraError
+
+SUITES = ("backend",)
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("data", help="build, import and list task sets")
+    sub = p.add_subparsers(dest="data_command", metavar="ACTION", required=True)
+    imp = sub.add_parser("import", help="import published data as a named task set")
+    imp.add_argument("suite", choices=SUITES)
+    imp.add_argument("source", help="a published-format JSONL file, or hf:DATASET_ID")
+    imp.add_argument("--name", help="task-set name (default: the file's stem)")
+    imp.add_argument("--split", default=None,
+                     help="split of the tasks (default: guessed from the name, else test)")
+    imp.add_argument("--hf-split", default="test",
+                     help="with hf:DATASET_ID, the dataset split to read (default: test)")
+    imp.set_defaults(func=run_import)
+    build = sub.add_parser("build", help="generate the built-in task sets now")
+    build.add_argument("suite", choices=SUITES)
+    build.add_argument("--split", choices=("test", "train", "all"), default="all")
+    build.set_defaults(func=run_build)
+    lst = sub.add_parser("list", help="list the task sets in the cache")
+    lst.set_defaults(func=run_list)
+
+
+def _hub_rows_to_file(dataset_id: str, split: str, path: Path) -> None:
+    try:
+        import datasets
+    except ImportError as exc:
+        raise MissingExtraError("importing data from the hub", "train", "datasets") from exc
+    try:
+        rows = datasets.load_dataset(dataset_id, split=split)
+    except Exception as exc:  # no network, unknown id: say which
+        raise ConfigError(f"could not load {dataset_id!r} split {split!r} from the Hugging "
+                          f"Face hub: {exc}. Download the JSONL file elsewhere and import "
+                          "the file instead.") from exc
+    with path.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row) + "\n")
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from colbench.backend.tasks import cache_dir, import_official
+
+    source = args.source
+    if source.startswith("hf:"):
+        dataset_id = source[3:]
+        name = args.name or f"{dataset_id.split('/')[-1]}-{args.hf_split}"
+        with tempfile.TemporaryDirectory() as tmp:
+            rows_path = Path(tmp) / f"{name}.jsonl"
+            _hub_rows_to_file(dataset_id, args.hf_split, rows_path)
+            task_set = import_official(rows_path, cache_dir() / f"{name}.jsonl",
+                                       split=args.split or args.hf_split, name=name)
+    else:
+        path = Path(source)
+        name = args.name or path.stem
+        task_set = import_official(path, cache_dir() / f"{name}.jsonl", split=args.split,
+                                   name=name)
+    print(f"imported {len(task_set)} tasks as {name!r} ({task_set.hash})")
+    print(f"use it with: colbench evaluate colbench/Backend-v0 --tasks {name} --model SPEC")
+    return 0
+
+
+def run_build(args: argparse.Namespace) -> int:
+    from colbench.backend.tasks import load_backend_tasks
+
+    splits = ("test", "train") if args.split == "all" else (args.split,)
+    for split in splits:
+        task_set = load_backend_tasks(split)
+        print(f"{task_set.name}: {len(task_set)} tasks ({task_set.hash})")
+    return 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    from colbench.backend.tasks import cache_dir
+    from colbench.tasks import TaskSetManifest
+
+    rows = []
+    for manifest_path in sorted(cache_dir().glob("*.manifest.json")):
+        try:
+            manifest = TaskSetManifest.model_validate_json(manifest_path.read_text())
+        except ValueError:
+            continue
+        rows.append(f"  {manifest.name:<32} {manifest.count:>6} tasks  {manifest.split:<6} "
+                    f"{manifest.hash}")
+    print("backend task sets in", cache_dir())
+    print("\n".join(rows) if rows else "  (none yet: they are built on first use)")
+    return 0
