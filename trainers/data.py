@@ -232,12 +232,11 @@ def load_trajectories(paths: str | Path | Sequence[str | Path], *,
             if strays:
                 raise ConfigError(f"{directory}: episodes of task(s) {', '.join(strays[:5])} are "
                                   f"not in its {TASKS_FILE}; the files do not belong together")
-        # Several directories may hold the same (task, trial) keys: each keeps its own.
+        # Several directories may hold the same (task, trial) keys: trials of later ones are
+        # numbered after the earlier ones', so that every episode keeps a key of its own.
         offset = max((e.trial for e in episodes), default=-1) + 1
-        for record in kept:
-            if episodes and offset:
-                record = record.model_copy(update={"trial": record.trial + offset})
-            episodes.append(record)
+        episodes += [r.model_copy(update={"trial": r.trial + offset}) if offset else r
+                     for r in kept]
         sources.append(directory)
     env_id = next(iter(env_of))
     return TrajectoryData(env=env_id, episodes=episodes, tasks=tasks, sources=sources,

@@ -11,8 +11,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from colbench.errors import ConfigError
-
 #: The command's own flags; a trainer's config fields may not reuse them.
 OWN_FLAGS = {"--model", "--data", "--out", "--config", "--env", "--overwrite", "--help", "-h"}
 
@@ -80,8 +78,6 @@ def train_from_options(name: str, trainer_class: type, options: argparse.Namespa
     file_values = load_yaml(options.config) if options.config else {}
     config = build_config(trainer_class.config_class, file_values, flag_values(options),
                           file_name=str(options.config) if options.config else "config file")
-    if options.data is None and getattr(trainer_class, "needs_data", True):
-        raise ConfigError(f"trainer {name!r} learns from collected episodes: pass --data DIR")
     result = train(name, model=options.model, out=options.out, data=options.data,
                    config=config, env=options.env, overwrite=options.overwrite)
     kind = "LoRA adapter" if result.adapter else "checkpoint"
