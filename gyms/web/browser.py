@@ -276,7 +276,7 @@ class BrowserSession:
     """
 
     def __init__(self, hub: BrowserHub, *, viewport: tuple[int, int] = (1280, 720),
-                 action_timeout: float = 3.0, navigation_timeout: float = 15.0) -> None:
+                 action_timeout: float = 10.0, navigation_timeout: float = 30.0) -> None:
         self.hub = hub
         self.viewport = viewport
         self.action_timeout_ms = int(action_timeout * 1000)
@@ -551,12 +551,18 @@ class BrowserSession:
             await self.settle()
         return error
 
-    async def _element(self, bid: str) -> tuple[Any, str | None]:
+    async def _element(self, bid: str, *, visible: bool = True) -> tuple[Any, str | None]:
+        """The element with id ``bid``, or an error. Hidden elements are refused at once, so
+        that the action timeout (generous, for loaded machines) is spent only on elements
+        that can become actionable."""
         locator = self.page.locator(f'[{ID_ATTRIBUTE}="{bid}"]')
         if await locator.count() == 0:
             return None, (f"there is no element with id {bid} on this page; use an id from "
                           "the current page tree")
-        return locator.first, None
+        element = locator.first
+        if visible and not await element.is_visible():
+            return None, f"element {bid} is not visible"
+        return element, None
 
     async def _do_click(self, bid: str) -> str | None:
         element, error = await self._element(bid)

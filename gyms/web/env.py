@@ -110,8 +110,9 @@ class WebEnv(TextEnv):
     ``sites`` (restrict to these sites), ``max_turns``, ``screenshots``,
     ``screenshot_dir``, ``browser`` ("shared": one Chromium per process with a context per
     env, the default; "own": a Chromium for this env alone; or a ``BrowserHub``),
-    ``viewport`` (width, height), ``action_timeout`` (seconds an element may take to become
-    clickable) and ``max_page_chars``.
+    ``viewport`` (width, height), ``action_timeout`` (seconds a visible element may take to
+    become clickable; generous so that a loaded machine does not fail the agent) and
+    ``max_page_chars``.
 
     ## Registered ids
 
@@ -136,7 +137,7 @@ class WebEnv(TextEnv):
                  max_turns: int | None = None, screenshots: bool = False,
                  screenshot_dir: str | Path | None = None,
                  browser: str | BrowserHub = "shared", viewport: tuple[int, int] = (1280, 720),
-                 action_timeout: float = 3.0, max_page_chars: int = 60_000,
+                 action_timeout: float = 10.0, max_page_chars: int = 60_000,
                  render_mode: str | None = None) -> None:
         wanted = tuple(sites) if sites is not None else self.site_names
         if isinstance(tasks, TaskSet):
