@@ -99,6 +99,10 @@ def run_serve(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise ConfigError(f"cannot listen on {args.host}:{args.port}: {exc}") from exc
     host, port = server.server_address[:2]
+    state = app.extensions[EXTENSION]
+    # Load the backend's test split now, in the background, so that the first submission
+    # does not wait for it.
+    threading.Thread(target=_preload, args=(state.catalog,), daemon=True).start()
     print(f"colbench leaderboard: serving on http://{host}:{port}", flush=True)
 
     def stop(*_: object) -> None:
@@ -111,8 +115,22 @@ def run_serve(args: argparse.Namespace) -> int:
         pass
     finally:
         server.server_close()
-        app.extensions[EXTENSION].worker.stop()
+        state.worker.stop()
     return 0
+
+
+def _preload(catalog) -> None:  # type: ignore[no-untyped-def]
+    import logging
+
+    from colbench.leaderboard.suites import BACKEND_ENV
+
+    try:
+        suite = catalog.get(BACKEND_ENV)
+        if suite is not None:
+            catalog.task_set(suite, "test")
+    except Exception as exc:  # the first submission will load it (and report the problem)
+        logging.getLogger(__name__).warning("could not preload %s test tasks: %s",
+                                            BACKEND_ENV, exc)
 
 
 def run_worker(args: argparse.Namespace) -> int:
