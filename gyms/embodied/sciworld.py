@@ -145,7 +145,8 @@ class SciWorldEnv(TextEnv):
     ``max_turns`` (also per episode through ``reset(options={"max_turns": N})``);
     ``simplifications``: ScienceWorld's simplification string (``""`` by default; ``"easy"``
     for all of them); ``gold_path``: generate the gold action sequence at every reset (the
-    oracle otherwise asks for it once, before its first action).
+    oracle otherwise uses the sequence shipped for the first 40 test tasks, or asks for it
+    once, before its first action).
 
     ## Registered ids
 
@@ -209,7 +210,13 @@ class SciWorldEnv(TextEnv):
             raise ConfigError(f"SciWorld task {task.id!r}: {exc}") from exc
         except Exception as exc:  # py4j: the JVM died or refused
             raise EnvironmentFailure(f"ScienceWorld failed to load {task.id}: {exc}") from exc
-        self._gold = list(simulator.get_gold_action_sequence()) if gold else None
+        shipped = task.privileged.get("gold_actions")
+        if gold:
+            self._gold = list(simulator.get_gold_action_sequence())
+        else:
+            # Shipped sequences were generated without simplifications.
+            usable = isinstance(shipped, list) and not self.simplifications
+            self._gold = list(shipped) if usable else None
         self._raw_score = 0
         return f"{description.strip()}\n\n{look.strip()}"
 
@@ -218,8 +225,8 @@ class SciWorldEnv(TextEnv):
         return observation, {"score": 0.0, "raw_score": 0, "moves": 0}
 
     def gold_actions(self) -> list[str]:
-        """The simulator's gold action sequence for the current task variation. Generated on
-        demand before the first step (reloading the variation); later only if ``gold_path``."""
+        """The simulator's gold action sequence for the current task variation: shipped with
+        the task, else generated on demand before the first step (reloading the variation)."""
         if self.task is None:
             raise RuntimeError("no task: call reset() first")
         if self._gold is None:
@@ -246,7 +253,11 @@ class SciWorldEnv(TextEnv):
             observation = server.step(command)
             raw = int(round(100 * float(server.getScore())))
             completed = bool(server.getCompleted())
-        except Exception as exc:  # py4j: the JVM died
+        except Exception as exc:
+            if type(exc).__name__ == "Py4JJavaError":  # the simulator refused this input
+                return self._outcome(f"The simulator could not process '{command}'. Try a "
+                                     "simpler command, e.g. 'look around'.", False, last_turn,
+                                     command)
             raise EnvironmentFailure(f"ScienceWorld failed on {command!r}: {exc}") from exc
         previous = max(self._raw_score, 0)
         self._raw_score = raw

@@ -25,6 +25,10 @@ from colbench.tasks import Task, TaskSet
 SUITE = "sciworld"
 SPLITS = ("train", "dev", "test")
 TABLE_PATH = Path(__file__).with_name("sciworld_variations.json")
+#: Gold action sequences of the first test tasks, generated once by :func:`write_gold_table`:
+#: the simulator takes up to a minute to generate one, so the oracle's sample ships them.
+GOLD_PATH = Path(__file__).with_name("sciworld_gold.json")
+GOLD_SAMPLE = 40
 
 
 def read_variation_table(path: Path = TABLE_PATH) -> dict[str, Any]:
@@ -73,6 +77,40 @@ def write_variation_table(path: Path = TABLE_PATH) -> dict[str, Any]:
     return table
 
 
+def read_gold_table(path: Path = GOLD_PATH) -> dict[str, list[str]]:
+    """``{task id: gold actions}`` for the shipped sample (empty when the file is absent)."""
+    if not path.is_file():
+        return {}
+    return json.loads(path.read_text(encoding="utf-8"))["gold"]
+
+
+def write_gold_table(count: int = GOLD_SAMPLE, path: Path = GOLD_PATH) -> dict[str, list[str]]:
+    """Generate the gold action sequences of the first ``count`` test tasks (needs Java) and
+    check that each reaches a full score."""
+    from colbench.gyms.embodied.sciworld import start_simulator, stop_simulator
+
+    simulator = start_simulator()
+    gold: dict[str, list[str]] = {}
+    try:
+        for task in load_sciworld_tasks("test")[:count]:
+            name, variation = task.privileged["task_name"], task.privileged["variation"]
+            simulator.load(name, variation, "", generateGoldPath=True)
+            actions = list(simulator.get_gold_action_sequence())
+            simulator.load(name, variation, "")
+            simulator.server.step("look around")
+            for action in actions:
+                simulator.server.step(action)
+            if simulator.server.getScore() < 1.0:
+                raise ConfigError(f"the gold path of {task.id} does not reach a full score")
+            gold[task.id] = actions
+    finally:
+        stop_simulator(simulator)
+    lines = [f" {json.dumps(k)}: {json.dumps(v)}" for k, v in gold.items()]
+    path.write_text('{"source": "scienceworld", "gold": {\n' + ",\n".join(lines) + "\n}}\n",
+                    encoding="utf-8")
+    return gold
+
+
 @functools.lru_cache(maxsize=8)
 def load_sciworld_tasks(split: str = "test", task_names: tuple[str, ...] | None = None) -> TaskSet:
     """The tasks of ``split`` (``train``, ``dev``, ``test``), optionally of some task names."""
@@ -90,6 +128,7 @@ def load_sciworld_tasks(split: str = "test", task_names: tuple[str, ...] | None 
     order = rng.sample(names, len(names))
     queues = {n: rng.sample(table["tasks"][n][split], len(table["tasks"][n][split]))
               for n in order}
+    gold = read_gold_table()
     tasks: list[Task] = []
     depth = 0
     while any(len(q) > depth for q in queues.values()):
@@ -97,11 +136,14 @@ def load_sciworld_tasks(split: str = "test", task_names: tuple[str, ...] | None 
             if depth < len(queues[name]):
                 variation = queues[name][depth]
                 entry = table["tasks"][name]
+                privileged: dict[str, Any] = {"task_name": name, "variation": variation}
+                if f"{SUITE}/{name}/{variation}" in gold:
+                    privileged["gold_actions"] = gold[f"{SUITE}/{name}/{variation}"]
                 tasks.append(Task(
                     id=f"{SUITE}/{name}/{variation}", suite=SUITE, split=split,
                     prompt=(f"ScienceWorld task '{name}' ({entry['title']}), variation "
                             f"{variation}. The task description is the first observation."),
-                    privileged={"task_name": name, "variation": variation},
+                    privileged=privileged,
                     metadata={"task_name": name, "variation": variation,
                               "topic": entry["topic"]}))
         depth += 1
