@@ -162,8 +162,11 @@ class WebEnv(TextEnv):
             self.hub, self._own_hub = BrowserHub(), True
         else:
             raise ConfigError(f"browser must be 'shared', 'own' or a BrowserHub, got {browser!r}")
-        self.session = BrowserSession(self.hub, viewport=tuple(viewport),  # type: ignore[arg-type]
-                                      action_timeout=action_timeout)
+        self._viewport = tuple(viewport)
+        self._action_timeout = float(action_timeout)
+        # One browser context per site this env has used: a context is locked to its site's
+        # origin (see BrowserSession), so switching sites reuses instead of rebuilding.
+        self._sessions: dict[str, BrowserSession] = {}
         self._sites: dict[str, SiteProcess] = {}
         self._site: SiteProcess | None = None
         self._end = EpisodeEnd()
@@ -181,6 +184,17 @@ class WebEnv(TextEnv):
         if not proc.alive():
             proc.start()
         return proc
+
+    @property
+    def session(self) -> BrowserSession:
+        """The browser session of the current episode's site."""
+        site = self._site.site if self._site is not None else "_"
+        found = self._sessions.get(site)
+        if found is None:
+            found = BrowserSession(self.hub, viewport=self._viewport,  # type: ignore[arg-type]
+                                   action_timeout=self._action_timeout)
+            self._sessions[site] = found
+        return found
 
     def process_ids(self) -> dict[str, int | None]:
         """Pids of the browser and of this env's site servers (to watch them, or kill them in
@@ -219,11 +233,14 @@ class WebEnv(TextEnv):
         self._end = EpisodeEnd()
         self._action_errors = 0
         try:
-            # No request may reach the site while its data is swapped: blank the tabs first.
-            self.hub.call(self.session.blank)
+            # No request may reach a site while its data is swapped: blank the tabs first.
+            # (The session of another site was blanked when the env left it.)
+            if self._site is not None:
+                self.hub.call(self.session.blank)
+            self._site = None
             site = self.site_process(privileged["site"])
-            site.restore()
             self._site = site
+            site.restore()
             cookie = session_cookie_value(site.secret, {"user_id": START_USER[site.site]})
             self.hub.call(lambda: self.session.open(
                 site.origin, privileged.get("start_url", "/"),
@@ -364,10 +381,11 @@ class WebEnv(TextEnv):
         if self._closed:
             return
         self._closed = True
-        try:
-            self.hub.call(self.session.close, timeout=20)
-        except Exception:  # a dead browser has nothing left to close
-            pass
+        for session in self._sessions.values():
+            try:
+                self.hub.call(session.close, timeout=20)
+            except Exception:  # a dead browser has nothing left to close
+                pass
         for proc in self._sites.values():
             proc.stop()
         if self._own_hub:
