@@ -75,7 +75,9 @@ class Planner:
 
     # -- helpers ----------------------------------------------------------------------------
     def on_floor(self, obj: Any) -> bool:
-        if obj is self.game.carrying:
+        # A description without a type ("a grey object") also matches walls, which no
+        # mission means (minigrid's bot skips them too).
+        if obj is self.game.carrying or obj.type == "wall":
             return False
         try:
             self.world.position(obj)
@@ -274,7 +276,7 @@ class Planner:
                 return self.drop_somewhere(set())
             return self.reach(min(targets, key=self.cost), "go to")
         if isinstance(instr, OpenInstr):
-            door = min(instr.desc.obj_set, key=self.cost)
+            door = min((o for o in instr.desc.obj_set if o.type == "door"), key=self.cost)
             if door.is_locked and not (carrying is not None and carrying.type == "key"
                                        and carrying.color == door.color):
                 return self.fetch_key(door.color, set(self.relaxed_path(
