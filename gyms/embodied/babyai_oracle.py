@@ -172,10 +172,9 @@ class Planner:
             return "turn right"
         if free((d + 2) % 4):
             return "turn left"
+        # Every neighbour matters (a corridor): carry it on to where there is room.
         front = self.grid.get(*game.front_pos)
-        if front is None:  # every neighbour matters: dropping here is the least harm
-            return "drop"
-        if front.can_overlap():
+        if front is None or front.can_overlap():
             return "move forward"
         return "turn left"
 
