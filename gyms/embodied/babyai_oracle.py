@@ -91,6 +91,11 @@ class Planner:
     def relaxed_path(self, goal: Pos, adjacent: bool = True) -> list[Pos] | None:
         """Cells from the agent to (next to) ``goal`` when doors and objects may be passed
         at a price: the route the oracle means to clear."""
+        found = self.relaxed_search(goal, adjacent)
+        return found[1] if found is not None else None
+
+    def relaxed_search(self, goal: Pos, adjacent: bool = True) -> tuple[int, list[Pos]] | None:
+        """The price and the cells of :meth:`relaxed_path`."""
         start = self.world.state()[:2]
         tie = itertools.count()
         queue = [(0, next(tie), start)]
@@ -105,7 +110,7 @@ class Planner:
                 path = [cell]
                 while path[-1] in back:
                     path.append(back[path[-1]])
-                return path[::-1]
+                return cost, path[::-1]
             for dx, dy in DIR_VECS:
                 nxt = (cell[0] + dx, cell[1] + dy)
                 if not (0 <= nxt[0] < self.game.width and 0 <= nxt[1] < self.game.height):
@@ -146,8 +151,18 @@ class Planner:
         return None
 
     def cost(self, obj: Any) -> int:
-        path = self.relaxed_path(self.world.position(obj))
-        return len(path) if path is not None else 1 << 20
+        found = self.relaxed_search(self.world.position(obj))
+        return found[0] if found is not None else 1 << 20
+
+    def behind_door_of(self, obj: Any, color: str) -> bool:
+        """Whether the way to ``obj`` passes a locked door of ``color`` (its key is no use)."""
+        path = self.relaxed_path(self.world.position(obj)) or []
+        for cell in path[1:]:
+            content = self.grid.get(*cell)
+            if content is not None and content.type == "door" and content.is_locked \
+                    and content.color == color:
+                return True
+        return False
 
     # -- actions ----------------------------------------------------------------------------
     def drop_somewhere(self, keep_clear: set[Pos]) -> str:
@@ -197,11 +212,13 @@ class Planner:
         carrying = self.game.carrying
         if carrying is not None:
             return self.drop_somewhere(keep_clear)
-        keys = [o for o in self.all_objects() if o.type == "key" and o.color == color]
+        keys = [o for o in self.all_objects() if o.type == "key" and o.color == color
+                and not self.behind_door_of(o, color)]
         if keys:
             return self.reach(min(keys, key=self.cost), "pick up", depth)
         boxes = [o for o in self.all_objects() if o.type == "box" and o.contains is not None
-                 and o.contains.type == "key" and o.contains.color == color]
+                 and o.contains.type == "key" and o.contains.color == color
+                 and not self.behind_door_of(o, color)]
         if boxes:
             return self.reach(min(boxes, key=self.cost), "toggle", depth)
         return "check available actions"  # no key anywhere: nothing sensible to do
