@@ -35,6 +35,21 @@ SWEET_FAST_FLAGS = ["--critic-epochs", "1", "--num-candidates", "4", "--candidat
 POOL = ["scripted:oracle", "scripted:no-ask", "scripted:asker"]
 
 
+@pytest.fixture(scope="package", autouse=True)
+def one_torch_thread():
+    """Tiny models gain nothing from several threads, and on a busy machine torch's worker
+    threads spin-waiting for each other made these tests over ten times slower."""
+    try:
+        import torch
+    except ImportError:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="session")
 def tiny_llama(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tiny_models import build_tiny_llama
