@@ -131,6 +131,7 @@ class BrowserHub:
         self.call_timeout = call_timeout
         self.token = uuid.uuid4().hex
         self._loop = asyncio.new_event_loop()
+        self._loop.set_exception_handler(_quiet_dead_driver)
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True,
                                         name="colbench-web-browser")
         self._thread.start()
@@ -168,7 +169,7 @@ class BrowserHub:
         if self._launch_lock is None:
             self._launch_lock = asyncio.Lock()
         async with self._launch_lock:
-            if self._browser is not None and self._browser.is_connected():
+            if self.connected():
                 return self._browser
             await self._shutdown()
             try:
@@ -206,8 +207,14 @@ class BrowserHub:
                 pass
 
     def connected(self) -> bool:
+        """Whether the browser and the Playwright driver behind it are both alive."""
         browser = self._browser
-        return browser is not None and browser.is_connected()
+        if browser is None or not browser.is_connected():
+            return False
+        # A killed driver leaves is_connected() True: its connection records the closure.
+        # (Internal attributes, read defensively: a Playwright without them skips the check.)
+        connection = getattr(getattr(browser, "_impl_obj", None), "_connection", None)
+        return getattr(connection, "_closed_error", None) is None
 
     def browser_pid(self) -> int | None:
         """The pid of this hub's Chromium (its main process), read from /proc."""
@@ -227,6 +234,18 @@ class BrowserHub:
                 return int(entry.name)
         return None
 
+    def driver_pid(self) -> int | None:
+        """The pid of this hub's Playwright driver (the parent of its Chromium)."""
+        browser = self.browser_pid()
+        if browser is None:
+            return None
+        try:
+            # /proc/PID/stat: "pid (name) state ppid ..."; the name may hold spaces.
+            stat = (Path("/proc") / str(browser) / "stat").read_text()
+            return int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            return None
+
     def close(self) -> None:
         if self._closed:
             return
@@ -238,6 +257,14 @@ class BrowserHub:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=5)
         self._dead_end.close()
+
+
+def _quiet_dead_driver(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    # A killed driver leaves Playwright futures failed with this; the env has already turned
+    # it into an EnvironmentFailure, so the loop need not print it again.
+    if "Connection closed" in str(context.get("exception", "")):
+        return
+    loop.default_exception_handler(context)
 
 
 _shared_hub: BrowserHub | None = None
@@ -494,7 +521,9 @@ class BrowserSession:
                 if await self.page.evaluate("document.readyState") == "complete":
                     return
             except Exception:  # the document is being replaced by a navigation
-                pass
+                problem = self.health()
+                if problem:
+                    raise EnvironmentFailure(problem) from None
             quiet = 0
 
     # -- observing ------------------------------------------------------------------------------

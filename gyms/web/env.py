@@ -197,9 +197,10 @@ class WebEnv(TextEnv):
         return found
 
     def process_ids(self) -> dict[str, int | None]:
-        """Pids of the browser and of this env's site servers (to watch them, or kill them in
-        tests of recovery)."""
-        out: dict[str, int | None] = {"browser": self.hub.browser_pid()}
+        """Pids of the browser, its Playwright driver and this env's site servers (to watch
+        them, or kill them in tests of recovery)."""
+        out: dict[str, int | None] = {"browser": self.hub.browser_pid(),
+                                      "driver": self.hub.driver_pid()}
         for name, proc in self._sites.items():
             out[f"site:{name}"] = proc.pid
         return out

@@ -308,19 +308,22 @@ def test_a_killed_site_is_an_env_failure_and_reset_recovers() -> None:
         env.close()
 
 
-def test_a_killed_browser_is_an_env_failure_and_reset_recovers() -> None:
+@pytest.mark.parametrize("process", ["browser", "driver"])
+def test_a_killed_browser_is_an_env_failure_and_reset_recovers(process: str) -> None:
     env = WebEnv(split="test", sites=["forum"], browser="own")
     try:
         task_id = first(env.tasks, "subscribe")
         env.reset(options={"task_id": task_id})
-        browser = env.process_ids()["browser"]
-        assert browser is not None
-        _kill(browser)
+        pids = env.process_ids()
+        assert pids["browser"] is not None and pids["driver"] not in (None, os.getpid())
+        _kill(pids[process])
+        start = time.monotonic()
         with pytest.raises(EnvironmentFailure):
             env.step('scroll("down")')
+        assert time.monotonic() - start < 20  # noticed at once, not after a timeout
         reward, *_ = play_oracle(env, task_id)
         assert reward == 1.0 and env.hub.launches == 2
-        assert env.process_ids()["browser"] not in (None, browser)
+        assert env.process_ids()["browser"] not in (None, pids["browser"])
     finally:
         env.close()
 
