@@ -161,7 +161,11 @@ def collect(config: CollectConfig, models: Sequence[BaseChatModel] | None = None
             raise
         models = built
     pool = ModelPool(config.models, list(models), config.seed)
-    runner = CollectRunner(config.eval_config(), pool, config)
+    try:
+        runner = CollectRunner(config.eval_config(), pool, config)
+    except BaseException:
+        pool.close()
+        raise
     try:
         return asyncio.run(_run(runner, config.concurrency))
     finally:

@@ -99,7 +99,7 @@ class SweetRLTrainer(TrainerPlugin):
 
     def validate(self, data: TrajectoryData | None) -> None:
         assert data is not None
-        if not data.successes():
+        if self.config.critic_path is None and not data.successes():
             raise ConfigError(f"sweet-rl: no successful rollouts in the data ({data.describe()});"
                               " the critic learns from tasks where some episode succeeded")
         if self.config.critic_path is None and not critic_pairs(data, self.config):
