@@ -395,10 +395,13 @@ class WebEnv(TextEnv):
         super().close()
 
     def __del__(self) -> None:
+        # An env dropped without close(): its servers would exit with their stdin anyway;
+        # stop them and remove the working files now.
         try:
             if not self._closed:
                 for proc in self._sites.values():
                     proc.stop()
+                shutil.rmtree(self._workdir, ignore_errors=True)
         except Exception:
             pass
 
