@@ -74,7 +74,9 @@ class WebEnv(TextEnv):
     each time the same page is shown. Values, states (``checked``, ``selected``,
     ``disabled``) and link targets (``url="/cart"``) follow the name. The tree is cut at
     ``max_page_chars`` characters. With ``screenshots=True`` every step saves a PNG of the
-    viewport and puts its path in ``info["images"]``.
+    viewport and puts its path in ``info["images"]``. URLs are those of the env's own server,
+    ``http://127.0.0.1:PORT/path``: the port differs between env instances, paths do not, and
+    ``goto`` takes either.
 
     ## Action
 
