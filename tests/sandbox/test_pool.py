@@ -182,6 +182,9 @@ def test_a_closed_sandbox_refuses_jobs() -> None:
 
 
 def test_get_sandbox_is_one_shared_pool(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Earlier tests (the backend env's) may have started the shared pool already; closing it
+    # makes the next call start one that reads the setting.
+    get_sandbox().close()
     monkeypatch.setenv("COLBENCH_SANDBOX_WORKERS", "1")
     shared = get_sandbox()
     assert get_sandbox() is shared
