@@ -171,7 +171,8 @@ def _similarity(t: _Block, a: _Block) -> float:
 
 
 def match_sections(target: list[_Block], answer: list[_Block]) -> list[tuple[int, int]]:
-    """Pairs (target index, answer index), greedily by similarity (at least 0.4)."""
+    """Pairs (target index, answer index): greedily by similarity (at least 0.4), then
+    sections left over on both pages that are of the same kind."""
     scored = sorted(((_similarity(t, a), i, j) for i, t in enumerate(target)
                      for j, a in enumerate(answer)), key=lambda x: (-x[0], x[1], x[2]))
     used_t: set[int] = set()
@@ -185,6 +186,17 @@ def match_sections(target: list[_Block], answer: list[_Block]) -> list[tuple[int
         used_t.add(i)
         used_a.add(j)
         pairs.append((i, j))
+    # What is left: a section of the same kind on both pages is the same section with other
+    # words (a gallery whose heading changed), not one missing and one extra.
+    for i, t in enumerate(target):
+        if i in used_t or t.kind == "section":
+            continue
+        same = [j for j, a in enumerate(answer) if j not in used_a and a.kind == t.kind]
+        if same:
+            j = min(same, key=lambda k: abs(k - i))
+            used_t.add(i)
+            used_a.add(j)
+            pairs.append((i, j))
     return sorted(pairs)
 
 
