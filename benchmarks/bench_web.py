@@ -9,8 +9,10 @@ Measured in this process, on the shipped test tasks, with the oracle as the agen
 3. Step latency (median, p95) over every step of ``--episodes`` oracle episodes, overall and
    per action kind.
 4. Throughput: the same ``--episodes`` oracle episodes played by 1 env, then by 8 envs at
-   once (threads sharing one Chromium, each env its own context and site process); episodes
-   and steps per second, and the ratio 8 vs 1.
+   once (threads sharing one Chromium, each env its own contexts and site processes, all
+   started before the clock runs); episodes and steps per second, the ratio 8 vs 1, and the
+   CPU per step by program with the cores it kept busy (on a machine whose cores are all
+   busy, more envs cannot add throughput: the ratio says how close the run is to that).
 5. With ``--oracle-split test``: the whole split through the evaluation runner (``colbench
    evaluate``'s code path) with ``--concurrency`` envs; success rate and wall time.
 
@@ -21,6 +23,7 @@ Usage: ``python benchmarks/bench_web.py [--resets 40] [--episodes 48] [--oracle-
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import threading
@@ -60,13 +63,49 @@ def play(env: Any, task_id: str, step_times: dict[str, list[float]] | None = Non
             return steps
 
 
-def throughput(task_ids: list[str], n_envs: int) -> tuple[float, int]:
-    """Play ``task_ids`` with ``n_envs`` envs at once; (seconds, steps)."""
+def tree_cpu_seconds() -> dict[str, float]:
+    """CPU seconds used so far by this process and its live descendants, by program
+    (Linux /proc; empty elsewhere). Shows where a step's CPU goes: Chromium, the Playwright
+    driver, Python, the sites."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return {}
+    tick = os.sysconf("SC_CLK_TCK")
+    table: dict[int, tuple[int, str, float]] = {}
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1: stat.rindex(")")]
+        fields = stat.rsplit(")", 1)[1].split()
+        table[int(entry.name)] = (int(fields[1]), name, (int(fields[11]) + int(fields[12])) / tick)
+    out: dict[str, float] = defaultdict(float)
+    stack = [os.getpid()]
+    while stack:
+        pid = stack.pop()
+        if pid in table:
+            name = table[pid][1]
+            label = ("chromium" if "chrom" in name else "driver" if "node" in name
+                     else "python+sites")
+            out[label] += table[pid][2]
+        stack.extend(child for child, (parent, _, _) in table.items() if parent == pid)
+    return dict(out)
+
+
+def throughput(task_ids: list[str], n_envs: int,
+               warm_ids: list[str]) -> tuple[float, int, dict[str, float]]:
+    """Play ``task_ids`` with ``n_envs`` envs at once; (seconds, steps, CPU seconds by
+    program during the run). Every env first resets once on each of ``warm_ids`` (one task
+    per site), so that site servers and browser contexts start outside the timed run."""
     from colbench.gyms.web import WebEnv
 
     envs = [WebEnv(split="test") for _ in range(n_envs)]
-    for env, task_id in zip(envs, task_ids, strict=False):  # start sites and contexts first
-        env.reset(options={"task_id": task_id})
+    for env in envs:
+        for task_id in warm_ids:
+            env.reset(options={"task_id": task_id})
     queue = list(task_ids)
     lock = threading.Lock()
     steps = [0] * n_envs
@@ -84,6 +123,7 @@ def throughput(task_ids: list[str], n_envs: int) -> tuple[float, int]:
                 errors.append(exc)
                 return
 
+    cpu_before = tree_cpu_seconds()
     start = time.perf_counter()
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(n_envs)]
     for thread in threads:
@@ -91,11 +131,12 @@ def throughput(task_ids: list[str], n_envs: int) -> tuple[float, int]:
     for thread in threads:
         thread.join()
     seconds = time.perf_counter() - start
+    cpu = {k: v - cpu_before.get(k, 0.0) for k, v in tree_cpu_seconds().items()}
     for env in envs:
         env.close()
     if errors:
         raise errors[0]
-    return seconds, sum(steps)
+    return seconds, sum(steps), cpu
 
 
 def main() -> None:
@@ -135,9 +176,10 @@ def main() -> None:
     episodes = mixed[: args.episodes]
 
     step_times: dict[str, list[float]] = defaultdict(list)
+    warm_ids = [group[0] for group in by_site.values()]
     env = WebEnv(split="test")
-    for site_first in {t: None for t in (by_site[s][0] for s in by_site)}:
-        env.reset(options={"task_id": site_first})  # start each site once
+    for task_id in warm_ids:
+        env.reset(options={"task_id": task_id})  # start each site once
     reset_mixed = []
     for task_id in episodes:
         start = time.perf_counter()
@@ -146,8 +188,8 @@ def main() -> None:
         play(env, task_id, step_times)
     env.close()
 
-    one_s, one_steps = throughput(episodes, 1)
-    eight_s, eight_steps = throughput(episodes, 8)
+    one_s, one_steps, one_cpu = throughput(episodes, 1, warm_ids)
+    eight_s, eight_steps, eight_cpu = throughput(episodes, 8, warm_ids)
 
     every_step = [t for times in step_times.values() for t in times]
     print(f"web gym benchmark ({len(episodes)} oracle episodes of the test split)")
@@ -162,6 +204,14 @@ def main() -> None:
           f"{one_steps / one_s:6.2f} steps/s  ({one_s:.1f} s)")
     print(f"throughput, 8 envs:  {len(episodes) / eight_s:6.2f} episodes/s  "
           f"{eight_steps / eight_s:6.2f} steps/s  ({eight_s:.1f} s)")
+    for label, cpu, secs, steps in (("1 env", one_cpu, one_s, one_steps),
+                                    ("8 envs", eight_cpu, eight_s, eight_steps)):
+        if cpu:
+            total = sum(cpu.values())
+            parts = ", ".join(f"{k} {100 * v / total:.0f}%" for k, v in sorted(cpu.items()))
+            print(f"CPU, {label + ':':7s} {1000 * total / steps:6.1f} ms per step ({parts}); "
+                  f"{total / secs:.2f} of {os.cpu_count()} cores busy with this run")
+    print(f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(f"ratio 8 envs / 1 env (throughput):          {one_s / eight_s:6.2f}x")
     print(f"ratio fresh / reused context (reset median): "
           f"{statistics.median(fresh) / statistics.median(reused):6.2f}x")
