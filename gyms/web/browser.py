@@ -56,8 +56,8 @@ CHROMIUM_ARGS = [
     "--no-default-browser-check",
     "--mute-audio",
     "--disable-dev-shm-usage",
-    "--disable-features=Translate,OptimizationHints,MediaRouter,AutofillServerCommunication,"
-    "CertificateTransparencyComponentUpdater,InterestFeedContentSuggestions",
+    # No --disable-features here: Chromium keeps only the last such switch, and Playwright
+    # passes its own list (which must stay in force).
 ]
 
 # Gives every interactive element a stable id: elements keep theirs, new ones get the next
