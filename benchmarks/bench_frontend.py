@@ -24,35 +24,41 @@ import time
 from pathlib import Path
 
 
-def bench_renders(pages: list[str]) -> dict[str, float]:
+def bench_renders(pages: list[str], rounds: int) -> dict[str, float]:
+    """Warm pool against a browser per render, interleaved in ``rounds`` so that both see the
+    same load on a shared machine."""
     from colbench.frontend.render.renderer import Renderer, _Browser
 
     renderer = Renderer(pool_size=1)
+    warm = cold = 0.0
     try:
         renderer.warm()
         renderer.render(pages[0])  # first load fills the browser's caches, as in any real run
-        started = time.perf_counter()
-        for page in pages:
-            result = renderer.render(page)
-            assert result.ok, result.verdict()
-        warm = time.perf_counter() - started
+        chunks = [pages[i::rounds] for i in range(rounds)]
+        for chunk in chunks:
+            started = time.perf_counter()
+            for page in chunk:
+                result = renderer.render(page)
+                assert result.ok, result.verdict()
+            warm += time.perf_counter() - started
+            started = time.perf_counter()
+            for page in chunk:
+                browser = _Browser(renderer.chromium, renderer.chromedriver, renderer.window,
+                                   renderer.timeout)
+                try:
+                    result = browser.render(page, renderer.max_height, renderer.max_nodes)
+                    assert result.ok, result.verdict()
+                finally:
+                    browser.kill()
+            cold += time.perf_counter() - started
     finally:
         renderer.close()
-    started = time.perf_counter()
-    for page in pages:
-        browser = _Browser(renderer.chromium, renderer.chromedriver, renderer.window,
-                           renderer.timeout)
-        try:
-            result = browser.render(page, renderer.max_height, renderer.max_nodes)
-            assert result.ok, result.verdict()
-        finally:
-            browser.kill()
-    cold = time.perf_counter() - started
     return {"warm_per_s": len(pages) / warm, "cold_per_s": len(pages) / cold,
             "ratio": cold / warm}
 
 
-def bench_clip(model_dir: Path, n: int, batch_size: int) -> dict[str, float]:
+def bench_clip(model_dir: Path, n: int, batch_size: int, rounds: int) -> dict[str, float]:
+    """One pair per call against ``n`` pairs per call, interleaved in ``rounds``."""
     from PIL import Image
 
     from colbench.frontend.scoring import ClipScorer
@@ -62,14 +68,19 @@ def bench_clip(model_dir: Path, n: int, batch_size: int) -> dict[str, float]:
               for i in range(n + 1)]
     answers, targets = images[:n], images[1:]
     scorer.similarity(answers[:2], targets[:2])  # warm-up
-    started = time.perf_counter()
-    one_by_one = [scorer.similarity([a], [t])[0] for a, t in zip(answers, targets, strict=True)]
-    single = time.perf_counter() - started
-    started = time.perf_counter()
-    batched = scorer.similarity(answers, targets)
-    together = time.perf_counter() - started
-    worst = max(abs(a - b) for a, b in zip(one_by_one, batched, strict=True))
-    return {"single_pairs_per_s": n / single, "batched_pairs_per_s": n / together,
+    single = together = 0.0
+    worst = 0.0
+    for _ in range(rounds):
+        started = time.perf_counter()
+        one_by_one = [scorer.similarity([a], [t])[0]
+                      for a, t in zip(answers, targets, strict=True)]
+        single += time.perf_counter() - started
+        started = time.perf_counter()
+        batched = scorer.similarity(answers, targets)
+        together += time.perf_counter() - started
+        worst = max(worst, *(abs(a - b) for a, b in zip(one_by_one, batched, strict=True)))
+    total = n * rounds
+    return {"single_pairs_per_s": total / single, "batched_pairs_per_s": total / together,
             "ratio": single / together, "max_abs_difference": worst}
 
 
@@ -123,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pages", type=int, default=20, help="pages per render timing")
     parser.add_argument("--clip-pairs", type=int, default=32, help="pairs per CLIP timing")
     parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=4,
+                        help="interleaved rounds of each comparison (a shared machine's load "
+                             "changes; interleaving gives both sides the same)")
     parser.add_argument("--clip", type=Path, help="real CLIP weights (a folder)")
     parser.add_argument("--scores", type=int, metavar="N",
                         help="also score oracle / no-ask / missing on the first N test tasks")
@@ -135,13 +149,13 @@ def main(argv: list[str] | None = None) -> int:
     from colbench.frontend.scoring import build_random_clip
 
     pages = [compose_page(900_000 + i).to_html() for i in range(args.pages)]
-    r = bench_renders(pages)
+    r = bench_renders(pages, args.rounds)
     print(f"renders: warm pool {r['warm_per_s']:.2f}/s, browser per render "
           f"{r['cold_per_s']:.2f}/s -> {r['ratio']:.1f}x  ({args.pages} generated pages)")
 
     with tempfile.TemporaryDirectory() as tmp:
         base = args.clip or build_random_clip(Path(tmp) / "base", size="base")
-        c = bench_clip(base, args.clip_pairs, args.batch_size)
+        c = bench_clip(base, args.clip_pairs, args.batch_size, args.rounds)
         kind = "real weights" if args.clip else "ViT-B/32 shape, random weights"
         print(f"clip ({kind}): one pair at a time {c['single_pairs_per_s']:.2f} pairs/s, "
               f"batched {c['batched_pairs_per_s']:.2f} pairs/s -> {c['ratio']:.1f}x  "

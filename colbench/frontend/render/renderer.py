@@ -213,6 +213,8 @@ class _Browser:
         from selenium.common.exceptions import TimeoutException, WebDriverException
 
         self.renders += 1
+        if self.renders > 1:
+            self.driver.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": False})
         self.gate.reset_counts()
         token, url = self.gate.publish(html)
         notes: list[str] = []
@@ -260,9 +262,10 @@ class _Browser:
                 self.dead = True
                 notes.append("the page opened another window")
             else:
-                # Leave the page: its timers and requests stop instead of burning CPU (and
-                # counting against the next page) while the browser waits in the pool.
-                self.driver.get("about:blank")
+                # Freeze the page: its timers stop instead of burning CPU while the browser
+                # waits in the pool (cheaper than navigating away; the next get() leaves it).
+                self.driver.execute_cdp_cmd("Emulation.setScriptExecutionDisabled",
+                                            {"value": True})
             if self.gate.snapshot().page_requests > 1:
                 notes.append("the page reloaded or redirected to itself; it was served once")
         finally:
