@@ -19,14 +19,12 @@ import pytest
 pytest.importorskip("flask", reason="the web gym needs colbench[web]")
 pytest.importorskip("playwright", reason="the web gym needs colbench[web]")
 
-import gymnasium as gym  # noqa: E402
 from colbench.gyms.web.browser import find_chromium  # noqa: E402
 from colbench.gyms.web.checkers import goal_reached  # noqa: E402
 from colbench.gyms.web.env import WebEnv  # noqa: E402
 from colbench.gyms.web.oracle import page_nodes  # noqa: E402
 from colbench.gyms.web.site_process import pristine_db  # noqa: E402
 from colbench.gyms.web.tasks import load_web_tasks  # noqa: E402
-from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 from colbench.errors import EnvironmentFailure  # noqa: E402
 from colbench.models.base import BaseChatModel, Completion  # noqa: E402
@@ -79,16 +77,6 @@ def shop_env():
     env = WebEnv(split="test", sites=["shop"])
     yield env
     env.close()
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("env_id", WEB_IDS)
-def test_check_env(env_id: str) -> None:
-    env = gym.make(env_id)
-    try:
-        check_env(env.unwrapped, skip_render_check=True)
-    finally:
-        env.close()
 
 
 def test_observation_has_goal_tabs_url_errors_and_page(shop_env: WebEnv) -> None:
