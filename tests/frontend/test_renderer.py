@@ -43,7 +43,9 @@ HOSTILE = {
 
 
 def test_tailwind_is_served_locally_and_pictures_are_placeholders(renderer):
-    result = renderer.render(TAILWIND_PAGE)
+    fresh_photo = f"https://picsum.photos/seed/{time.time_ns()}/400/300"
+    result = renderer.render(TAILWIND_PAGE.replace("https://picsum.photos/seed/x/400/300",
+                                                   fresh_photo))
     assert result.ok, result.verdict()
     dom = result.page_dom()
     nav = dom.sections[0]
@@ -51,7 +53,9 @@ def test_tailwind_is_served_locally_and_pictures_are_placeholders(renderer):
     features = dom.sections[1]
     assert features.heading.text == "Features" and features.heading.size == 36
     assert features.columns == 3
-    assert result.substituted_requests >= 2  # the CDN script and the stock photo
+    # The photo (new to this browser) came from the gate; the CDN script too, unless the
+    # browser's cache still had it from an earlier page.
+    assert result.substituted_requests >= 1
     assert result.blocked_requests == 0
     image = result.image()
     assert image.size == (WINDOW_SIZE[0], max(WINDOW_SIZE[1], result.height))
