@@ -189,7 +189,7 @@ class Registry(Generic[T]):
 envs: Registry[Any] = Registry("envs", ("colbench.backend",))
 models: Registry[Any] = Registry("models", ("colbench.models.builtin",))
 simulators: Registry[Any] = Registry("simulators", ("colbench.backend",))
-scorers: Registry[Any] = Registry("scorers", ())
+scorers: Registry[Any] = Registry("scorers", ("colbench.frontend.scoring",))
 trainers: Registry[Any] = Registry("trainers", ("colbench.trainers",))
 executors: Registry[Any] = Registry("executors", ("colbench.plugins",))
 
