@@ -22,16 +22,15 @@ built-in simulator reads their facts from the reference's AST instead.
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import os
 import re
-import tempfile
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from colbench import taskcache
 from colbench.backend import generator
 from colbench.backend.generator import GENERATOR_VERSION, SUITE
 from colbench.errors import ConfigError
@@ -52,24 +51,14 @@ _lock = threading.RLock()
 
 def cache_dir() -> Path:
     """The backend's private cache folder (created mode 0700)."""
-    root = os.environ.get("COLBENCH_CACHE")
-    base = Path(root).expanduser() if root else Path.home() / ".cache" / "colbench"
-    path = base / SUITE
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if path.stat().st_mode & 0o077:
-        os.chmod(path, 0o700)
-    return path
+    return taskcache.cache_dir(SUITE)
 
 
 def _code_fingerprint() -> str:
     """A hash of the generator's source: a changed generator makes a new cache file."""
-    digest = hashlib.sha256()
     here = Path(__file__).resolve().parent
-    files = [here / "generator.py", *sorted((here / "families").glob("*.py"))]
-    for path in files:
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
+    return taskcache.code_fingerprint(
+        [here / "generator.py", *sorted((here / "families").glob("*.py"))])
 
 
 def builtin_path(split: str) -> Path:
@@ -78,27 +67,8 @@ def builtin_path(split: str) -> Path:
                           f"{_code_fingerprint()}.jsonl")
 
 
-def _write_private(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically, readable by the owner only."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def save_private(task_set: TaskSet, path: Path) -> Path:
-    """Save ``task_set`` like :meth:`TaskSet.save` (JSONL plus manifest), mode 0600, with
-    unique temporary files so that two processes filling the cache do not collide."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _write_private(path.with_name(path.name + ".manifest.json"),
-                   task_set.manifest().model_dump_json(indent=2))
-    _write_private(path, "".join(t.canonical_json() + "\n" for t in task_set))
-    return path
+save_private = taskcache.save_private
+_json_lines = taskcache.json_lines
 
 
 # -- the built-in sets --------------------------------------------------------------------------
@@ -121,33 +91,11 @@ def builtin_task_set(split: str) -> TaskSet:
         raise ConfigError(f"the backend suite has splits {sorted(SPLIT_SIZES)}, not {split!r}")
     with _lock:
         key = ("builtin", split)
-        if key in _loaded:
-            return _loaded[key]
-        path = builtin_path(split)
-        task_set = None
-        if path.is_file():
-            try:
-                task_set = TaskSet.load(path, name=f"{SUITE}-{split}")
-            except ConfigError:
-                task_set = None  # a damaged cache file is regenerated, never trusted
-            if task_set is not None and len(task_set) != SPLIT_SIZES[split]:
-                task_set = None
-        if task_set is None:
-            task_set = generate_split(split)
-            save_private(task_set, path)
-            _remove_stale(split, keep=path)
-        _loaded[key] = task_set
-        return task_set
-
-
-def _remove_stale(split: str, keep: Path) -> None:
-    for old in keep.parent.glob(f"{SUITE}-{split}-g*.jsonl*"):
-        if old.name.startswith(keep.name):
-            continue
-        try:
-            old.unlink()
-        except OSError:
-            pass
+        if key not in _loaded:
+            _loaded[key] = taskcache.load_or_generate(
+                builtin_path(split), name=f"{SUITE}-{split}", size=SPLIT_SIZES[split],
+                generate=lambda: generate_split(split), lock=_lock)
+        return _loaded[key]
 
 
 # -- the published ColBench format --------------------------------------------------------------
@@ -211,22 +159,6 @@ def convert_official_row(row: Any, index: int, *, split: str = "test",
 def convert_official_rows(rows: Iterable[Any], *, split: str = "test") -> list[Task]:
     """Published ColBench backend rows (dicts) as colbench tasks, in order."""
     return [convert_official_row(row, i, split=split) for i, row in enumerate(rows)]
-
-
-def _json_lines(path: Path) -> Iterable[tuple[int, Any]]:
-    """``(line number, parsed value)`` for each non-blank line; ConfigError names file:line."""
-    try:
-        fh = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read task file {str(path)!r}: {exc}") from exc
-    with fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                yield lineno, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ConfigError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from exc
 
 
 def read_official(path: str | Path, *, split: str | None = None) -> list[Task]:

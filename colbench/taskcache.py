@@ -1,0 +1,104 @@
+"""The private on-disk cache of generated and imported task sets, shared by the suites.
+
+Each suite keeps its sets in ``$COLBENCH_CACHE/<suite>/`` (default ``~/.cache/colbench``):
+the folder is mode 0700 and the files 0600, so the sandbox's unprivileged users cannot read
+hidden tests or target pages. A built-in set's file name carries a fingerprint of the
+generator's code, so a changed generator never reuses a stale file; a damaged file is
+regenerated, never trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from colbench.errors import ConfigError
+from colbench.tasks import TaskSet
+
+
+def cache_dir(suite: str) -> Path:
+    """``suite``'s private cache folder (created mode 0700)."""
+    root = os.environ.get("COLBENCH_CACHE")
+    base = Path(root).expanduser() if root else Path.home() / ".cache" / "colbench"
+    path = base / suite
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if path.stat().st_mode & 0o077:
+        os.chmod(path, 0o700)
+    return path
+
+
+def code_fingerprint(files: Iterable[Path]) -> str:
+    """A short hash of the named source files (names and contents, in the order given)."""
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically, readable by the owner only. The temporary file
+    is unique, so two processes filling the cache at once do not collide."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_private(task_set: TaskSet, path: Path) -> Path:
+    """Save ``task_set`` as :meth:`TaskSet.save` does (JSONL plus manifest), mode 0600."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_private(path.with_name(path.name + ".manifest.json"),
+                  task_set.manifest().model_dump_json(indent=2))
+    write_private(path, "".join(t.canonical_json() + "\n" for t in task_set))
+    return path
+
+
+def json_lines(path: Path) -> Iterable[tuple[int, Any]]:
+    """``(line number, parsed value)`` for each non-blank line; ConfigError names file:line."""
+    try:
+        fh = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read task file {str(path)!r}: {exc}") from exc
+    with fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                yield lineno, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from exc
+
+
+def load_or_generate(path: Path, *, name: str, size: int, generate: Callable[[], TaskSet],
+                     lock: threading.RLock) -> TaskSet:
+    """The set cached at ``path`` when it is intact and has ``size`` tasks; otherwise
+    ``generate()``'s, saved there, with older files of the same set removed."""
+    with lock:
+        task_set = None
+        if path.is_file():
+            try:
+                task_set = TaskSet.load(path, name=name)
+            except ConfigError:
+                task_set = None  # a damaged cache file is regenerated, never trusted
+            if task_set is not None and len(task_set) != size:
+                task_set = None
+        if task_set is None:
+            task_set = generate()
+            save_private(task_set, path)
+            prefix = path.name.split("-g", 1)[0] + "-g"
+            for old in path.parent.glob(prefix + "*.jsonl*"):
+                if not old.name.startswith(path.name):
+                    old.unlink(missing_ok=True)
+        return task_set
