@@ -595,16 +595,9 @@ class ModelCodeSimulator:
 
     def __init__(self, model: BaseChatModel | str, *, max_chars: int = MAX_REPLY_CHARS,
                  params: SamplingParams | None = None) -> None:
-        owns_model = isinstance(model, str)
-        if isinstance(model, str):
-            from colbench.models import load_model
+        from colbench.models.spec import resolve_model
 
-            spec = model
-            model = load_model(spec)
-        else:
-            if not hasattr(model, "generate"):
-                raise ConfigError(f"{model!r} is not a chat model (it has no generate method)")
-            spec = getattr(model, "name", type(model).__name__)
+        model, spec, owns_model = resolve_model(model)
         self.model = model
         self.spec = spec
         self.name = f"model:{spec}"

@@ -496,16 +496,9 @@ class ModelDesigner:
     def __init__(self, model: Any, *, max_chars: int = MAX_REPLY_CHARS,
                  params: Any = None) -> None:
         from colbench.models.base import SamplingParams
+        from colbench.models.spec import resolve_model
 
-        if isinstance(model, str):
-            from colbench.models import load_model
-
-            spec = model
-            model = load_model(spec)
-        else:
-            if not hasattr(model, "generate"):
-                raise ConfigError(f"{model!r} is not a chat model (it has no generate method)")
-            spec = getattr(model, "name", type(model).__name__)
+        model, spec, _ = resolve_model(model)
         self.model = model
         self.spec = spec
         self.name = f"model:{spec}"

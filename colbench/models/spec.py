@@ -41,3 +41,16 @@ def load_model(spec: str, **kwargs: Any) -> BaseChatModel:
     if getattr(model, "name", None) in (None, "model"):
         model.name = spec
     return model
+
+
+def resolve_model(model: Any) -> tuple[BaseChatModel, str, bool]:
+    """A chat model given as an object or a spec: ``(model, spec, built_here)``.
+
+    Components that take either (the model-backed simulators) use this; a model built here
+    from a spec is the component's to close, one passed in stays the caller's.
+    """
+    if isinstance(model, str):
+        return load_model(model), model, True
+    if not hasattr(model, "generate"):
+        raise ConfigError(f"{model!r} is not a chat model (it has no generate method)")
+    return model, getattr(model, "name", type(model).__name__), False
