@@ -8,6 +8,7 @@ the ``info`` keys that the runner and trainers rely on.
 
 from __future__ import annotations
 
+import abc
 import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -53,17 +54,18 @@ class Outcome:
     metrics: dict[str, Any] | None = None
 
 
-class ScriptedAgent:
+class ScriptedAgent(abc.ABC):
     """A deterministic agent that may read the env's privileged data (see ``scripted:NAME``)."""
 
     def __init__(self, env: TextEnv) -> None:
         self.env = env
 
+    @abc.abstractmethod
     def act(self, messages: Sequence[Message]) -> str:
-        raise NotImplementedError  # pragma: no cover - every subclass defines it
+        """The agent's next message, given the chat so far."""
 
 
-class TextEnv(gym.Env[str, str]):
+class TextEnv(gym.Env[str, str], abc.ABC):
     """Base of colbench's text environments. See the module docstring."""
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
@@ -100,14 +102,14 @@ class TextEnv(gym.Env[str, str]):
         """Instructions for the agent, sent as the system message."""
         return ""
 
+    @abc.abstractmethod
     def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:
         """Start an episode on ``task``; return the first observation and extra info."""
-        raise NotImplementedError  # pragma: no cover
 
+    @abc.abstractmethod
     def _act(self, action: str, *, last_turn: bool) -> Outcome:
         """Apply the agent's message. On ``last_turn`` the env must finish the episode
         (set ``metrics``); whether it counts as terminated or truncated is the env's call."""
-        raise NotImplementedError  # pragma: no cover
 
     # -- gymnasium API ------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None,
