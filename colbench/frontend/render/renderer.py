@@ -214,6 +214,8 @@ class _Browser:
 
         self.renders += 1
         if self.renders > 1:
+            if self.gate.snapshot().blocked:
+                self._quiesce()
             self.driver.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": False})
         self.gate.reset_counts()
         token, url = self.gate.publish(html)
@@ -273,6 +275,20 @@ class _Browser:
         return RenderResult(status="ok", png=png, width=self.window[0], height=height,
                             dom=dom, cut_at_max_height=content_height > max_height,
                             message="; ".join(notes))
+
+    def _quiesce(self, quiet: float = 0.1, limit: float = 1.0) -> None:
+        """Leave a page that made outside requests and wait until its late ones have reached
+        the gate, so they are not counted against the next page. Requests through CONNECT
+        (https) carry no referrer, so the gate cannot tell whose they are."""
+        self.driver.get("about:blank")
+        deadline = time.monotonic() + limit
+        seen = self.gate.snapshot().blocked
+        while time.monotonic() < deadline:
+            time.sleep(quiet)
+            now = self.gate.snapshot().blocked
+            if now == seen:
+                return
+            seen = now
 
     def kill(self) -> None:
         """Kill chromedriver and every chromium process at once (their process group)."""
