@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, g, redirect, request, session, url_for
+from flask import Flask, g, redirect, render_template, request, session, url_for
 
 #: The sites' "now": fixed, so that every row an episode writes is the same in every run.
 SITE_NOW = "2024-06-15 10:30"
@@ -46,6 +46,37 @@ def base_app(import_name: str, db_path: str | Path, secret: str) -> Flask:
 
     return app
 
+
+
+def add_account_routes(app: Flask, *, login_field: str = "username",
+                       field_label: str = "username", extra_condition: str = "",
+                       after_logout: str = "home") -> None:
+    """The sign-in, sign-out and not-found routes every site shares. Users sign in with
+    ``login_field`` and a password (``extra_condition`` narrows who may, e.g. active users);
+    signing out goes to the ``after_logout`` endpoint."""
+    query = f"SELECT * FROM users WHERE {login_field}=? AND password=?{extra_condition}"
+
+    @app.route("/login", methods=["GET", "POST"])
+    def login() -> Any:
+        error = None
+        if request.method == "POST":
+            user = row(query, (request.form.get(login_field, ""),
+                               request.form.get("password", "")))
+            if user is None:
+                error = f"Wrong {field_label} or password."
+            else:
+                session["user_id"] = user["id"]
+                return redirect(safe_next(request.args.get("next")))
+        return render_template("login.html", error=error)
+
+    @app.post("/logout")
+    def logout() -> Any:
+        session.clear()
+        return redirect(url_for(after_logout))
+
+    @app.errorhandler(404)
+    def not_found(_exc: Exception) -> tuple[str, int]:
+        return render_template("not_found.html"), 404
 
 def db() -> sqlite3.Connection:
     """This request's connection (opened on first use, closed at teardown)."""

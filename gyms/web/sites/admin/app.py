@@ -15,17 +15,17 @@ from colbench.gyms.web.sites.admin.seed import (
 from colbench.gyms.web.sites.common import (
     SITE_NOW,
     Page,
+    add_account_routes,
     base_app,
     current_user_id,
     db,
     page_number,
     row,
     rows,
-    safe_next,
     scalar,
     url_with,
 )
-from flask import Flask, abort, flash, redirect, render_template, request, session, url_for
+from flask import Flask, abort, flash, redirect, render_template, request, url_for
 
 ARTICLE_SQL = """
 SELECT a.*, s.name AS section, s.slug AS section_slug, u.name AS author
@@ -313,26 +313,6 @@ def create_app(db_path: str | Path, secret: str) -> Flask:
                      "ORDER BY a.id DESC LIMIT ? OFFSET ?", (page.size, page.offset))
         return render_template("audit.html", entries=found, page=page, url_with=url_with)
 
-    @app.route("/login", methods=["GET", "POST"])
-    def login() -> Any:
-        error = None
-        if request.method == "POST":
-            found = row("SELECT * FROM users WHERE email=? AND password=? AND active=1",
-                        (request.form.get("email", ""), request.form.get("password", "")))
-            if found is None:
-                error = "Wrong email or password."
-            else:
-                session["user_id"] = found["id"]
-                return redirect(safe_next(request.args.get("next")))
-        return render_template("login.html", error=error)
-
-    @app.post("/logout")
-    def logout() -> Any:
-        session.clear()
-        return redirect(url_for("login"))
-
-    @app.errorhandler(404)
-    def not_found(_exc: Exception) -> tuple[str, int]:
-        return render_template("not_found.html"), 404
-
+    add_account_routes(app, login_field="email", field_label="email",
+                       extra_condition=" AND active=1", after_logout="login")
     return app

@@ -8,6 +8,7 @@ from typing import Any
 from colbench.gyms.web.sites.common import (
     SITE_NOW,
     Page,
+    add_account_routes,
     base_app,
     current_user_id,
     db,
@@ -19,7 +20,7 @@ from colbench.gyms.web.sites.common import (
     scalar,
     url_with,
 )
-from flask import Flask, abort, flash, redirect, render_template, request, session, url_for
+from flask import Flask, abort, flash, redirect, render_template, request, url_for
 
 THREAD_SQL = """
 SELECT t.*, u.username, u.display_name, b.slug AS board_slug, b.name AS board_name,
@@ -271,26 +272,5 @@ def create_app(db_path: str | Path, secret: str) -> Flask:
                      "ORDER BY t.title", (current_user_id(),))
         return render_template("subscriptions.html", threads=found)
 
-    @app.route("/login", methods=["GET", "POST"])
-    def login() -> Any:
-        error = None
-        if request.method == "POST":
-            user = row("SELECT * FROM users WHERE username=? AND password=?",
-                       (request.form.get("username", ""), request.form.get("password", "")))
-            if user is None:
-                error = "Wrong username or password."
-            else:
-                session["user_id"] = user["id"]
-                return redirect(safe_next(request.args.get("next")))
-        return render_template("login.html", error=error)
-
-    @app.post("/logout")
-    def logout() -> Any:
-        session.clear()
-        return redirect(url_for("home"))
-
-    @app.errorhandler(404)
-    def not_found(_exc: Exception) -> tuple[str, int]:
-        return render_template("not_found.html"), 404
-
+    add_account_routes(app)
     return app

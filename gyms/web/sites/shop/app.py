@@ -8,6 +8,7 @@ from typing import Any
 from colbench.gyms.web.sites.common import (
     SITE_NOW,
     Page,
+    add_account_routes,
     base_app,
     current_user_id,
     db,
@@ -20,7 +21,7 @@ from colbench.gyms.web.sites.common import (
     url_with,
 )
 from colbench.gyms.web.sites.shop.seed import COUNTRIES, SHIPPING
-from flask import Flask, abort, flash, redirect, render_template, request, session, url_for
+from flask import Flask, abort, flash, redirect, render_template, request, url_for
 
 SORTS = {"relevance": ("Relevance", "p.id"),
          "price_asc": ("Price: low to high", "p.price_cents, p.name"),
@@ -331,28 +332,7 @@ def create_app(db_path: str | Path, secret: str) -> Flask:
             abort(404)
         return render_template("policy.html", name=name, shipping=SHIPPING)
 
-    @app.route("/login", methods=["GET", "POST"])
-    def login() -> Any:
-        error = None
-        if request.method == "POST":
-            user = row("SELECT * FROM users WHERE username=? AND password=?",
-                       (request.form.get("username", ""), request.form.get("password", "")))
-            if user is None:
-                error = "Wrong username or password."
-            else:
-                session["user_id"] = user["id"]
-                return redirect(safe_next(request.args.get("next")))
-        return render_template("login.html", error=error)
-
-    @app.post("/logout")
-    def logout() -> Any:
-        session.clear()
-        return redirect(url_for("home"))
-
-    @app.errorhandler(404)
-    def not_found(_exc: Exception) -> tuple[str, int]:
-        return render_template("not_found.html"), 404
-
+    add_account_routes(app)
     return app
 
 
