@@ -12,9 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +103,56 @@ def load_or_generate(path: Path, *, name: str, size: int, generate: Callable[[],
                 if not old.name.startswith(path.name):
                     old.unlink(missing_ok=True)
         return task_set
+
+
+def detect_format(path: str | Path, official_row: str) -> str:
+    """``"official"`` or ``"colbench"``, from the keys of the file's first row;
+    ``official_row`` names the published row's keys for the error message."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"task file {str(path)!r} does not exist")
+    for lineno, row in json_lines(path):
+        if isinstance(row, Mapping) and "problem_description" in row:
+            return "official"
+        if isinstance(row, Mapping) and "id" in row and "prompt" in row:
+            return "colbench"
+        keys = sorted(row) if isinstance(row, Mapping) else type(row).__name__
+        raise ConfigError(f"{path}:{lineno}: neither a colbench task (id, prompt, ...) nor a "
+                          f"{official_row}; found {keys}")
+    raise ConfigError(f"{path}: no tasks in the file")
+
+
+def resolve_source(source: str | os.PathLike[str], *, suite: str,
+                   named_sets: Mapping[str, str], builtin: Callable[[str], TaskSet],
+                   load_file: Callable[[Path, str | None], TaskSet],
+                   loaded: dict[Any, TaskSet], lock: threading.RLock) -> TaskSet:
+    """The task set a ``--tasks`` value names: a built-in set's name, a task file's path, or
+    the name of a set saved in the suite's cache. Files are read once per process while they
+    are unchanged."""
+    text = os.fspath(source)
+    if text in named_sets:
+        return builtin(named_sets[text])
+
+    def cached(path: Path, name: str | None = None) -> TaskSet:
+        stat = path.stat()
+        key = ("file", str(path.resolve()), stat.st_mtime_ns, stat.st_size, name)
+        with lock:
+            if key not in loaded:
+                loaded[key] = load_file(path, name)
+            return loaded[key]
+
+    path = Path(text).expanduser()
+    if path.is_file():
+        return cached(path)
+    if re.fullmatch(r"[\w.-]+", text) and not text.endswith(".jsonl"):
+        folder = cache_dir(suite)
+        named = folder / f"{text}.jsonl"
+        if named.is_file():
+            return cached(named, text)
+        splits = "|".join(sorted(set(named_sets.values())))
+        generated = re.compile(rf"{suite}-(?:{splits})-g\w+-s\d+-n\d+-")
+        saved = [p.stem for p in folder.glob("*.jsonl") if not generated.match(p.name)]
+        known = ", ".join(sorted(named_sets) + sorted(saved))
+        raise ConfigError(f"unknown {suite} task set {text!r} (known: {known}; or give a "
+                          "path to a .jsonl file)")
+    raise ConfigError(f"task file {text!r} does not exist")

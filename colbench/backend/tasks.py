@@ -100,7 +100,6 @@ def builtin_task_set(split: str) -> TaskSet:
 
 # -- the published ColBench format --------------------------------------------------------------
 
-_BUILTIN_FILE = re.compile(rf"{SUITE}-(?:{'|'.join(SPLIT_SIZES)})-g\w+-s\d+-n\d+-")
 _SIGNATURE = re.compile(r"def\s+([A-Za-z_]\w*)\s*\(([^)]*)\)")
 
 
@@ -193,19 +192,8 @@ def import_official(path_in: str | Path, path_out: str | Path, *,
 
 def detect_format(path: str | Path) -> str:
     """``"official"`` or ``"colbench"``, from the keys of the file's first row."""
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"task file {str(path)!r} does not exist")
-    for lineno, row in _json_lines(path):
-        if isinstance(row, Mapping) and "problem_description" in row:
-            return "official"
-        if isinstance(row, Mapping) and "id" in row and "prompt" in row:
-            return "colbench"
-        keys = sorted(row) if isinstance(row, Mapping) else type(row).__name__
-        raise ConfigError(f"{path}:{lineno}: neither a colbench task (id, prompt, ...) nor a "
-                          f"ColBench backend row (problem_description, ground_truth, "
-                          f"test_cases); found {keys}")
-    raise ConfigError(f"{path}: no tasks in the file")
+    return taskcache.detect_format(
+        path, "ColBench backend row (problem_description, ground_truth, test_cases)")
 
 
 def load_task_file(path: str | Path, name: str | None = None) -> TaskSet:
@@ -223,30 +211,10 @@ def load_backend_tasks(split: str = "test", source: str | os.PathLike[str] | Non
     """The backend tasks to run: see the module docstring for what ``source`` may be."""
     if source is None:
         return builtin_task_set(split)
-    text = os.fspath(source)
-    if text in NAMED_SETS:
-        return builtin_task_set(NAMED_SETS[text])
-    path = Path(text).expanduser()
-    if path.is_file():
-        return _load_file_cached(path)
-    if re.fullmatch(r"[\w.-]+", text) and not text.endswith(".jsonl"):
-        named = cache_dir() / f"{text}.jsonl"
-        if named.is_file():
-            return _load_file_cached(named, name=text)
-        saved = [p.stem for p in cache_dir().glob("*.jsonl") if not _BUILTIN_FILE.match(p.name)]
-        known = ", ".join(sorted(NAMED_SETS) + sorted(saved))
-        raise ConfigError(f"unknown backend task set {text!r} (known: {known}; or give a "
-                          "path to a .jsonl file)")
-    raise ConfigError(f"task file {text!r} does not exist")
-
-
-def _load_file_cached(path: Path, name: str | None = None) -> TaskSet:
-    stat = path.stat()
-    key = ("file", str(path.resolve()), stat.st_mtime_ns, stat.st_size, name)
-    with _lock:
-        if key not in _loaded:
-            _loaded[key] = load_task_file(path, name=name)
-        return _loaded[key]
+    return taskcache.resolve_source(
+        source, suite=SUITE, named_sets=NAMED_SETS, builtin=builtin_task_set,
+        load_file=lambda path, name: load_task_file(path, name=name), loaded=_loaded,
+        lock=_lock)
 
 
 def clear_memory_cache() -> None:

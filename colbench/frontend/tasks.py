@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -121,7 +120,6 @@ def builtin_task_set(split: str) -> TaskSet:
 
 # -- the published format -----------------------------------------------------------------------
 
-_BUILTIN_FILE = re.compile(rf"{SUITE}-(?:{'|'.join(SPLIT_SIZES)})-g\w+-s\d+-n\d+-")
 
 
 def convert_official_row(row: Any, index: int, *, split: str = "test",
@@ -156,19 +154,8 @@ def read_official(path: str | Path, *, split: str | None = None) -> list[Task]:
 
 def detect_format(path: str | Path) -> str:
     """``"official"`` or ``"colbench"``, from the keys of the file's first row."""
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"task file {str(path)!r} does not exist")
-    for lineno, row in _json_lines(path):
-        if isinstance(row, Mapping) and "problem_description" in row:
-            return "official"
-        if isinstance(row, Mapping) and "id" in row and "prompt" in row:
-            return "colbench"
-        keys = sorted(row) if isinstance(row, Mapping) else type(row).__name__
-        raise ConfigError(f"{path}:{lineno}: neither a colbench task (id, prompt, ...) nor a "
-                          f"ColBench frontend row (problem_description, ground_truth); "
-                          f"found {keys}")
-    raise ConfigError(f"{path}: no tasks in the file")
+    return taskcache.detect_format(
+        path, "ColBench frontend row (problem_description, ground_truth)")
 
 
 def load_task_file(path: str | Path, name: str | None = None) -> TaskSet:
@@ -188,26 +175,10 @@ def load_frontend_tasks(split: str = "test", source: str | os.PathLike[str] | No
     """The frontend tasks to run: see the module docstring for what ``source`` may be."""
     if source is None:
         return builtin_task_set(split)
-    text = os.fspath(source)
-    if text in NAMED_SETS:
-        return builtin_task_set(NAMED_SETS[text])
-    path = Path(text).expanduser()
-    if path.is_file():
-        stat = path.stat()
-        key = ("file", str(path.resolve()), stat.st_mtime_ns, stat.st_size)
-        with _lock:
-            if key not in _loaded:
-                _loaded[key] = load_task_file(path)
-            return _loaded[key]
-    if re.fullmatch(r"[\w.-]+", text) and not text.endswith(".jsonl"):
-        named = cache_dir() / f"{text}.jsonl"
-        if named.is_file():
-            return load_task_file(named, name=text)
-        saved = [p.stem for p in cache_dir().glob("*.jsonl") if not _BUILTIN_FILE.match(p.name)]
-        known = ", ".join(sorted(NAMED_SETS) + sorted(saved))
-        raise ConfigError(f"unknown frontend task set {text!r} (known: {known}; or give a "
-                          "path to a .jsonl file)")
-    raise ConfigError(f"task file {text!r} does not exist")
+    return taskcache.resolve_source(
+        source, suite=SUITE, named_sets=NAMED_SETS, builtin=builtin_task_set,
+        load_file=lambda path, name: load_task_file(path, name=name), loaded=_loaded,
+        lock=_lock)
 
 
 def clear_memory_cache() -> None:
