@@ -4,6 +4,13 @@ Every env is a ``gymnasium.Env[str, str]``: the observation is the text the agen
 action is the agent's whole message. Subclasses implement :meth:`TextEnv._begin` and
 :meth:`TextEnv._act`; this class picks tasks, counts turns, applies the turn budget and fills
 the ``info`` keys that the runner and trainers rely on.
+
+Ending an episode follows Gymnasium's split. ``terminated``: the task reached a terminal state
+of its own (solved, failed for good, the final answer given). ``truncated``: a limit from
+outside the task's dynamics cut it off (the turn budget, or a step limit of the simulator the
+env wraps). :meth:`TextEnv.step` never reports both: when a subclass sets both on one step,
+``terminated`` wins, because the task really did end there. Either way the last step's ``info``
+carries the episode's ``metrics``, so a cut-off episode is still scored and recorded.
 """
 
 from __future__ import annotations
@@ -44,11 +51,19 @@ class AnyText(spaces.Text):
 
 @dataclass
 class Outcome:
-    """What one agent action led to, as a subclass reports it to :meth:`TextEnv.step`."""
+    """What one agent action led to, as a subclass reports it to :meth:`TextEnv.step`.
+
+    ``terminated``: the task reached a terminal state. ``truncated``: a limit outside the
+    task's own dynamics (e.g. a wrapped simulator's step limit) ended the episode before the
+    turn budget did; the base class also truncates on the budget's last turn by itself, so a
+    subclass that only has the turn budget never needs to set it. If both are set,
+    ``terminated`` wins. An outcome that ends the episode either way must carry ``metrics``.
+    """
 
     observation: str
     reward: float = 0.0
     terminated: bool = False
+    truncated: bool = False
     info: dict[str, Any] = field(default_factory=dict)
     # Set on the episode's last step: success, score and the suite's own metrics.
     metrics: dict[str, Any] | None = None
@@ -109,7 +124,9 @@ class TextEnv(gym.Env[str, str], abc.ABC):
     @abc.abstractmethod
     def _act(self, action: str, *, last_turn: bool) -> Outcome:
         """Apply the agent's message. On ``last_turn`` the env must finish the episode
-        (set ``metrics``); whether it counts as terminated or truncated is the env's call."""
+        (set ``metrics``): it is ``truncated`` unless the outcome says ``terminated`` (the
+        env's call: the step itself reached a terminal state). Before the last turn, an
+        outcome may end the episode with ``terminated`` or ``truncated``."""
 
     # -- gymnasium API ------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None,
@@ -145,7 +162,8 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         self._transcript.append(("agent", action))
         outcome = self._act(action, last_turn=last_turn)
         terminated = bool(outcome.terminated)
-        truncated = bool(last_turn and not terminated)
+        # Never both: a step that reached a terminal state is terminated even at a limit.
+        truncated = not terminated and (bool(outcome.truncated) or last_turn)
         info = {"task_id": self.task.id, "turn": self.turn,
                 "max_turns": self._episode_max_turns, **outcome.info}
         if terminated or truncated:

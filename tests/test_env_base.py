@@ -76,6 +76,60 @@ def test_per_episode_max_turns_for_horizon_curricula():
         env.reset(options={"max_turns": 0})
 
 
+class TimerEnv(TextEnv):
+    """A wrapped game with its own clock: "tick" uses one of ``ticks`` steps, "win" solves it.
+    Running out of ticks truncates the episode before the turn budget does; ``both`` makes the
+    winning step also report the clock running out."""
+
+    default_max_turns = 10
+
+    def __init__(self, task_set, *, ticks=2, both=False):
+        super().__init__(task_set)
+        self.ticks, self.both = ticks, both
+
+    def _begin(self, task):
+        self.used = 0
+        return task.prompt, {}
+
+    def _act(self, action, *, last_turn):
+        self.used += 1
+        won = action == "win"
+        out_of_time = self.used >= self.ticks
+        if won or out_of_time or last_turn:
+            return Outcome("over", reward=float(won), terminated=won,
+                           truncated=out_of_time if (self.both or not won) else False,
+                           metrics={"success": won, "score": float(won)})
+        return Outcome("tick")
+
+
+def test_outcome_truncated_ends_the_episode_before_the_budget_with_metrics():
+    env = TimerEnv(tasks(), ticks=2)
+    env.reset(options={"task_id": "e0"})
+    assert env.step("tick")[2:4] == (False, False)
+    _, reward, term, trunc, info = env.step("tick")
+    assert (term, trunc, reward) == (False, True, 0.0)
+    assert info["turn"] == 2 < info["max_turns"]
+    assert info["metrics"] == {"success": False, "score": 0.0}
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step("tick")
+
+
+def test_terminated_wins_when_an_outcome_sets_both():
+    env = TimerEnv(tasks(), ticks=1, both=True)
+    env.reset(options={"task_id": "e0"})
+    _, reward, term, trunc, info = env.step("win")
+    assert (term, trunc, reward) == (True, False, 1.0)
+    assert info["metrics"]["success"] is True
+
+
+def test_subclass_that_never_sets_truncated_is_truncated_at_the_budget():
+    # EchoEnv predates Outcome.truncated: the base still truncates on the budget's last turn.
+    assert Outcome("x").truncated is False
+    env = EchoEnv(tasks(), max_turns=1)
+    env.reset(options={"task_id": "e0"})
+    assert env.step("nope")[2:4] == (False, True)
+
+
 def test_scripted_agent_and_privileged():
     env = EchoEnv(tasks())
     env.reset(options={"task_id": "e3"})
