@@ -172,9 +172,11 @@ class BabyAIEnv(TextEnv):
 
     ## Termination
 
-    ``terminated`` when the mission is completed or fails (minigrid's verifier), or when the
-    level's own limit of primitive steps runs out (success 0). After ``max_turns`` actions
-    (default 20) the episode is ``truncated``.
+    ``terminated`` when the mission is completed or fails (minigrid's verifier). ``truncated``
+    (success 0, score 0, scored and recorded like any other end) when the level's own limit of
+    primitive steps (minigrid's ``max_steps``) runs out, as minigrid itself reports it, or
+    after ``max_turns`` actions (default 20). A mission completed on the very step that hits
+    the limit is ``terminated``.
 
     ## Arguments
 
@@ -219,6 +221,7 @@ class BabyAIEnv(TextEnv):
         self._invalid = 0
         self._over = False
         self._success = False
+        self._out_of_steps = False  # minigrid's step limit ended the episode
 
     @property
     def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]
@@ -257,6 +260,7 @@ class BabyAIEnv(TextEnv):
         self._invalid = 0
         self._over = False
         self._success = False
+        self._out_of_steps = False
         observation = f"Your mission: {self.game.mission}.\n{self.world.describe()}"
         return observation, {"mission": self.game.mission}
 
@@ -277,8 +281,8 @@ class BabyAIEnv(TextEnv):
         self._reward_gained = 0.0
         ended = self._over
         if ended and not self._success:
-            message += (" The level's step limit ran out." if self.game.step_count
-                        >= self.game.max_steps else " The mission failed.")
+            message += (" The level's step limit ran out." if self._out_of_steps
+                        else " The mission failed.")
         elif self._success:
             message += " You completed the mission."
         observation = message if ended else f"{message}\n{self.world.describe()}"
@@ -287,7 +291,9 @@ class BabyAIEnv(TextEnv):
             metrics = {"success": self._success, "score": self._reward, "turns": self.turn,
                        "steps": int(self.game.step_count), "invalid_actions": self._invalid,
                        "level": self.task.metadata.get("level")}
-        return Outcome(observation=observation, reward=reward, terminated=ended,
+        return Outcome(observation=observation, reward=reward,
+                       terminated=ended and not self._out_of_steps,
+                       truncated=self._out_of_steps,
                        info={"command": command, "valid": valid,
                              "primitive_actions": list(executed)},
                        metrics=metrics)
@@ -303,6 +309,8 @@ class BabyAIEnv(TextEnv):
         if terminated or truncated:
             self._over = True
             self._success = bool(terminated and reward > 0)
+            # minigrid truncates at its step limit; a verdict on the same step outranks it.
+            self._out_of_steps = bool(truncated and not terminated)
         return not self._over
 
     def privileged(self) -> dict[str, Any]:

@@ -150,5 +150,39 @@ def test_oracle_reaches_95_percent_over_200_seeded_episodes_through_the_cli(eval
     assert len(episodes) == 200
     assert {e["task_id"].split("/")[1] for e in episodes} == set(LEVELS)
     assert all(e["status"] == "ok" for e in episodes)
+    # Each record says how its episode ended: one of the two, and a success is terminated.
+    assert all(e["terminated"] != e["truncated"] for e in episodes)
+    assert all(e["terminated"] for e in episodes if e["metrics"]["success"])
     rate = sum(bool(e["metrics"]["success"]) for e in episodes) / len(episodes)
     assert rate >= 0.95, rate
+
+
+def test_running_out_of_minigrids_step_limit_is_truncated_and_still_scored(env):
+    # PickupDist has the smallest step limit (49 primitive steps); turning in place never
+    # completes nor fails the mission, so only the level's clock can end the episode.
+    task_id = "babyai/PickupDist/1000000"
+    env.reset(options={"task_id": task_id, "max_turns": 200})
+    limit = env.game.max_steps
+    for _ in range(limit):
+        obs, reward, terminated, truncated, info = env.step("turn left")
+        if terminated or truncated:
+            break
+    assert info["turn"] == limit < info["max_turns"]  # the level's limit, not the budget
+    assert (terminated, truncated, reward) == (False, True, 0.0)
+    assert "The level's step limit ran out." in obs
+    metrics = info["metrics"]
+    assert metrics["success"] is False and metrics["score"] == 0
+    assert metrics["steps"] == limit and metrics["turns"] == limit
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step("turn left")
+
+
+def test_a_completed_mission_is_terminated_not_truncated(env):
+    env.reset(options={"task_id": "babyai/GoToRedBall/1000000"})
+    oracle = BabyAIOracle(env)
+    while True:
+        obs, _, terminated, truncated, info = env.step(oracle.act([]))
+        if terminated or truncated:
+            break
+    assert (terminated, truncated) == (True, False)
+    assert info["metrics"]["success"] is True and "You completed the mission." in obs
