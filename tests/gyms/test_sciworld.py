@@ -88,12 +88,15 @@ def _java_children() -> list[int]:
 def test_errors_rewards_and_no_jvm_left_after_50_resets_and_close():
     env = sciworld.SciWorldEnv(split="test")
     try:
-        obs, info = env.reset(options={"task_id": FAST_TASK})
+        obs, info = env.reset(options={"task_id": FAST_TASK, "max_turns": 4})
         assert "Your task is to find" in obs and "This room is called" in obs
         # Malformed and impossible actions get observations, never exceptions.
         for action in ["", "x" * 5000, "fly to the moon", "Action: eat the kitchen"]:
             obs, reward, terminated, truncated, info = env.step(action)
             assert isinstance(obs, str) and obs and reward == 0.0 and not terminated
+        # The turn budget ran out: truncated (not a verdict of the task), scored as it stands.
+        assert truncated and info["metrics"]["success"] is False
+        assert info["metrics"]["failed"] is False and info["metrics"]["turns"] == 4
         jvm = env._simulator._gateway.java_process
         assert _java_children() == [jvm.pid]
         for i in range(50):
