@@ -53,6 +53,34 @@ def test_episode_lines_have_the_published_fields(tmp_path, guess_env_id):
         assert record["final_answer"] == last["action"].split()[-1]
 
 
+def never_answers(messages: list[dict[str, str]]) -> str:
+    """A model that only asks, so the turn budget (4 in the test env) cuts every episode off."""
+    return "Is it even?"
+
+
+def test_episode_lines_say_how_the_episode_ended(tmp_path, guess_env_id):
+    # Answered: terminated. Cut off by the budget: truncated, the episode ends there (one more
+    # step would be an error) and it is still scored and counted.
+    answered = run(tmp_path / "answered", guess_env_id, num_tasks=2)
+    cut_off = run(tmp_path / "cut", guess_env_id, num_tasks=2,
+                  model=f"python:{__name__}:never_answers")
+    for line in (answered / "episodes.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        assert (record["terminated"], record["truncated"]) == (True, False)
+    lines = (cut_off / "episodes.jsonl").read_text().splitlines()
+    assert len(lines) == 2
+    for line in lines:
+        record = json.loads(line)
+        assert record["status"] == "ok" and record["error"] is None
+        assert (record["terminated"], record["truncated"]) == (False, True)
+        assert len(record["turns"]) == 4
+        assert record["metrics"]["success"] is False and record["metrics"]["score"] == 0.0
+        assert record["metrics"]["answered"] is False
+    summary = json.loads((cut_off / "summary.json").read_text())
+    assert summary["counts"] == {"episodes": 2, "ok": 2, "error": 0}
+    assert summary["metrics"]["success_rate"]["mean"] == 0.0
+
+
 def test_summary_scores_what_the_agent_did(tmp_path, guess_env_id):
     out = run(tmp_path, guess_env_id, model="scripted:no-ask", num_tasks=20)
     summary = json.loads((out / "summary.json").read_text())
