@@ -1,8 +1,9 @@
 """``colbench show DIR``: read a run's episode transcripts in the terminal.
 
-Each episode prints as a header line (task, trial, status, outcome), then the dialogue: the
-env's first message, and for every turn the agent's message and the env's reply with its
-reward; then the final answer, the metrics, and the error of an episode that failed.
+Each episode prints as a header line (task, trial, status, outcome; "truncated" when a turn
+or step limit cut it off), then the dialogue: the env's first message, and for every turn the
+agent's message and the env's reply with its reward; then the final answer, the metrics, and
+the error of an episode that failed.
 """
 
 from __future__ import annotations
@@ -98,6 +99,8 @@ def outcome(record: EpisodeRecord) -> str:
     parts = ["success" if success else "failure" if success is not None else "finished"]
     if "score" in record.metrics:
         parts.append(f"score {format_value(record.metrics['score'])}")
+    if record.truncated:  # cut off by a turn or step limit, not ended by the task
+        parts.append("truncated")
     return ", ".join(parts)
 
 

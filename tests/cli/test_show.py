@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 from colbench.cli.main import main
+from colbench.cli.show_cmd import format_episode
+from colbench.records import EpisodeRecord
 
 
 def show(capsys, *args) -> tuple[int, str, str]:
@@ -61,3 +63,11 @@ def test_clear_errors(capsys, tmp_path, mixed_run):
     assert code == 2 and "no task 'guess-test-03'" in err and "did you mean" in err
     code, _, err = show(capsys, mixed_run, "--limit", "0")
     assert code == 2 and "--limit must be at least 1" in err
+
+
+def test_header_marks_an_episode_a_limit_cut_off():
+    record = EpisodeRecord(task_id="t1", trial=0, env="e", model="m", status="ok",
+                           metrics={"success": False, "score": 0.0}, truncated=True)
+    assert format_episode(record).startswith("=== t1 | trial 0 | failure, score 0, truncated |")
+    ended = record.model_copy(update={"truncated": False, "terminated": True})
+    assert "truncated" not in format_episode(ended)
