@@ -68,7 +68,9 @@ class FrontendEnv(TextEnv):
     spec for a designer that sees images), ``scorer`` ("clip", "clip:PATH_OR_HUB_ID",
     "perceptual", or a Scorer), ``clip_model`` (hub id or folder for ``clip``),
     ``success_threshold``, ``render_timeout`` (seconds per render, default 10), ``image_dir``
-    (where renders are kept; default ``$COLBENCH_CACHE/frontend/renders``), ``renderer`` (a
+    (where renders are kept; default ``$COLBENCH_CACHE/frontend/renders``, a cache capped at
+    ``$COLBENCH_RENDER_CACHE_SIZE``, default 2 GiB: see
+    :mod:`colbench.frontend.render.store`), ``renderer`` (a
     :class:`~colbench.frontend.render.Renderer`; the process-wide warm pool by default).
 
     Weights are loaded when the env is first asked to score or to ``describe()`` itself (the
@@ -166,6 +168,9 @@ class FrontendEnv(TextEnv):
                 raise EnvironmentFailure(f"task {self.task.id}: the target page did not "
                                          f"render ({result.verdict()})")
             self._target, self._target_path = result, path
+        else:  # held all episode: keep it from the cache's eviction (and restore it if gone)
+            assert self._target_path is not None
+            self.store.keep(self._target, self._target_path)
         assert self._target_path is not None
         return self._target, self._target_path
 
@@ -187,6 +192,8 @@ class FrontendEnv(TextEnv):
             self._answer, self._answer_path = self.store.render(html)
             if not self._answer.ok:
                 info["render_verdict"] = self._answer.verdict()
+        elif self._answer_path is not None:  # the same page again: its path must stay valid
+            self.store.keep(self._answer, self._answer_path)
         info["images"] = [str(self._answer_path)] if self._answer_path is not None else []
         final = is_final_answer(action)
         if not final and not last_turn:

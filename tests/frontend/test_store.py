@@ -247,3 +247,45 @@ def test_a_store_keeps_its_own_empty_folder_and_remakes_it_when_removed_elsewher
     store.folder.rmdir()  # as a process of another renderer version may do
     result, path = store.render(page(0))
     assert path is not None and path.read_bytes() == result.png
+
+
+class PictureRenderer(FakeRenderer):
+    """A fake renderer whose pictures are real PNGs (a colour from the page's hash)."""
+
+    def render(self, html: str) -> RenderResult:
+        import io
+        import zlib
+
+        from PIL import Image
+
+        self.renders += 1
+        shade = zlib.crc32(html.encode()) % 256
+        buffer = io.BytesIO()
+        Image.new("RGB", (40, 30), (shade, 255 - shade, 128)).save(buffer, format="PNG")
+        return RenderResult(status="ok", png=buffer.getvalue(), width=40, height=30,
+                            dom={"sections": []})
+
+
+def test_the_env_keeps_the_paths_it_reported_valid_when_another_process_evicts_them(
+        tmp_path, monkeypatch):
+    from colbench.frontend.env import FrontendEnv
+    from colbench.tasks import Task, TaskSet
+
+    monkeypatch.setenv(SIZE_ENV, "0")
+    task = Task(id="page-1", suite="frontend", split="test", prompt="A plain page, please.",
+                privileged={"ground_truth": "<html><body>the target</body></html>"})
+    env = FrontendEnv(tasks=TaskSet("one", [task]), scorer="perceptual",
+                      renderer=PictureRenderer(), image_dir=tmp_path)
+    env.reset(seed=0, options={"task_id": "page-1"})
+    _, _, _, _, info = env.step("```html\n<html><body>my page</body></html>\n```")
+    [answer] = info["images"]
+    target = env.target_render()[1]
+    for path in env.store.folder.iterdir():  # another process's eviction takes everything
+        path.unlink()
+    _, _, _, _, info = env.step("Anything else?")
+    assert info["images"] == [answer] and Path(answer).is_file()
+    _, _, terminated, _, info = env.step("I WANT TO ANSWER: done")
+    assert terminated
+    assert Path(info["metrics"]["target_image"]) == target and target.is_file()
+    assert info["metrics"]["final_image"] == answer and Path(answer).is_file()
+    assert env.store.renderer.renders == 2  # put back from memory, never rendered again
