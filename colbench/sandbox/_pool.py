@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import array
 import atexit
 import json
 import os
 import select
+import socket
 import subprocess
 import sys
 import tempfile
@@ -17,14 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from colbench.errors import ConfigError, EnvironmentFailure
-from colbench.sandbox import _wire
+from colbench.sandbox import _job, _wire
 from colbench.sandbox._types import CallResult, SandboxLimits, Verdict
 
 WORKER_SCRIPT = Path(__file__).with_name("_worker.py")
 DEFAULT_UID_BASE = 420_000
 UID_COUNT = 4096
 STARTUP_SECONDS = 60.0
-_MAX_FRAME = 1 << 30
 
 
 def default_hidden_paths() -> list[str]:
@@ -56,35 +57,74 @@ class _WorkerLost(Exception):
     """The worker process died or stopped answering in the middle of a job."""
 
 
+_MAX_MESSAGE = 1 << 16
+_MAX_FDS = 8
+
+
+def _receive(sock: socket.socket) -> tuple[bytes, list[int], int]:
+    """One message and the descriptors that came with it, without waiting (``BlockingIOError``
+    when there is none). The descriptors are close-on-exec from the start."""
+    fds = array.array("i")
+    data, ancillary, flags, _ = sock.recvmsg(
+        _MAX_MESSAGE, socket.CMSG_SPACE(_MAX_FDS * fds.itemsize),
+        socket.MSG_DONTWAIT | socket.MSG_CMSG_CLOEXEC)
+    for level, kind, body in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(body[: len(body) - len(body) % fds.itemsize])
+    return data, list(fds), flags
+
+
 class _Worker:
-    """One worker process and its pipes. Used by one thread at a time."""
+    """One worker process and its socket. Used by one thread at a time.
+
+    The configuration goes to the worker's stdin; everything after that travels as frames
+    over a ``SOCK_SEQPACKET`` socket pair, one frame per message, and the worker attaches
+    each prepared child's pipe ends to a TICKET frame.
+    """
 
     def __init__(self, config: bytes) -> None:
         self._stderr = tempfile.TemporaryFile()
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", str(WORKER_SCRIPT)], stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=self._stderr, env=env, cwd="/",
-                start_new_session=True, close_fds=True, bufsize=0)
+                [sys.executable, "-I", str(WORKER_SCRIPT), str(theirs.fileno())],
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self._stderr,
+                env=env, cwd="/", start_new_session=True, close_fds=True,
+                pass_fds=(theirs.fileno(),), bufsize=0)
         except OSError as exc:
+            ours.close()
             self._stderr.close()
             raise EnvironmentFailure(f"could not start a sandbox worker: {exc}") from exc
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self._in = self.proc.stdout.fileno()
-        self._out = self.proc.stdin.fileno()
-        os.set_blocking(self._out, False)
-        self._buffer = bytearray()
+        finally:
+            theirs.close()
+        self._sock = ours
+        self.limits: dict[str, Any] = json.loads(config)["limits"]
         self.report: dict[str, Any] = {}
+        self.pid = 0
+        self.ticket: _job.Ticket | None = None
+        self._eof = False
+        assert self.proc.stdin is not None
         try:
-            self._write(_wire.frame(_wire.F_CONFIG, 0, config))
-        except _WorkerLost:
+            self.proc.stdin.write(config)
+        except OSError:
             pass  # reported by handshake()
+        finally:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
 
     def handshake(self, timeout: float = STARTUP_SECONDS) -> None:
         """Wait for the worker's READY frame with its isolation report."""
+        deadline = time.monotonic() + timeout
         try:
-            kind, _, payload = self._read_frame(time.monotonic() + timeout)
+            while not self.report:
+                self._wait_readable(deadline)
+                self.read_messages(None)
         except _WorkerLost as exc:
             try:
                 self.proc.wait(1)  # let it finish writing its stderr
@@ -93,71 +133,84 @@ class _Worker:
             tail = self._stderr_tail()
             self.kill()
             raise EnvironmentFailure(f"a sandbox worker did not start: {exc}{tail}") from None
-        if kind != _wire.F_READY:
-            tail = self._stderr_tail()
-            self.kill()
-            raise EnvironmentFailure(f"a sandbox worker sent frame {kind} instead of READY"
-                                     f"{tail}")
-        self.report = json.loads(payload)
+        self.pid = int(self.report.get("pid", 0))
 
     def run(self, payload: bytes, n_calls: int, timeout: float) -> list[tuple[int, int, bytes]]:
-        """Send a job; return its frames up to and including JOB_END."""
-        deadline = time.monotonic() + timeout
-        self._write(_wire.HEADER.pack(_wire.F_JOB, n_calls, len(payload)) + payload, deadline)
-        frames = []
+        """Run a job on this worker's children; return its events up to JOB_END."""
+        run = _job.JobRun(self, self.limits, payload, n_calls,
+                          time.monotonic() + timeout)
+        try:
+            return run.run()
+        except _job.SetupError as exc:
+            tail = self._stderr_tail()
+            self.kill()
+            raise EnvironmentFailure(f"the sandbox could not set up a process for the code: "
+                                     f"{exc}{tail}") from None
+
+    # -- messages ------------------------------------------------------------------------
+    def take_ticket(self, deadline: float) -> _job.Ticket:
+        """The next prepared child (waiting for the worker to finish forking it)."""
+        while self.ticket is None:
+            self._wait_readable(deadline)
+            self.read_messages(None)
+        ticket, self.ticket = self.ticket, None
+        return ticket
+
+    def command(self, kind: int, child: int) -> None:
+        """Tell the worker what to do with ``child``; no answer is awaited."""
+        try:
+            self._sock.send(_wire.HEADER.pack(kind, child, 0))
+        except OSError as exc:
+            raise _WorkerLost(f"cannot write to the worker: {exc}") from None
+
+    def lost(self, why: str) -> _WorkerLost:
+        return _WorkerLost(why)
+
+    def _wait_readable(self, deadline: float) -> None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([self._sock], [], [], remaining)[0]:
+            raise _WorkerLost("no answer in time")
+
+    def read_messages(self, current: _job.Ticket | None) -> None:
+        """Read every frame waiting on the socket. A REAPED frame for ``current`` marks it
+        dead; a TICKET is kept for :meth:`take_ticket`; stale frames are dropped."""
         while True:
-            kind, index, body = self._read_frame(deadline)
-            if kind == _wire.F_WORKER_ERROR:
+            try:
+                data, fds, flags = _receive(self._sock)
+            except BlockingIOError:
+                return
+            except OSError as exc:
+                raise _WorkerLost(str(exc)) from None
+            if not data and not fds:
+                code = self.proc.poll()
+                raise _WorkerLost("the worker exited" +
+                                  (f" with status {code}" if code is not None else ""))
+            if len(data) < _wire.HEADER.size or flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+                for fd in fds:
+                    os.close(fd)
+                raise _WorkerLost("a malformed frame from the worker")
+            kind, index, _ = _wire.HEADER.unpack_from(data)
+            body = data[_wire.HEADER.size:]
+            if kind == _wire.F_TICKET and len(fds) == 4:
+                if self.ticket is not None:
+                    self.ticket.close()
+                self.ticket = _job.Ticket(index, fds)
+                continue
+            for fd in fds:
+                os.close(fd)
+            if kind == _wire.F_REAPED:
+                if current is not None and index == current.child:
+                    info = json.loads(body)
+                    current.reaped = (int(info["status"]), float(info["cpu"]))
+            elif kind == _wire.F_READY:
+                self.report = json.loads(body)
+            elif kind == _wire.F_WORKER_ERROR:
                 message = json.loads(body).get("message", "unknown error")
                 tail = self._stderr_tail()
                 self.kill()
                 raise EnvironmentFailure(f"the sandbox worker failed: {message}{tail}")
-            frames.append((kind, index, body))
-            if kind == _wire.F_JOB_END:
-                return frames
-
-    def _write(self, data: bytes, deadline: float | None = None) -> None:
-        """Write all of ``data``; a worker that stops reading is lost at ``deadline``."""
-        view = memoryview(data)
-        deadline = time.monotonic() + STARTUP_SECONDS if deadline is None else deadline
-        try:
-            while view:
-                try:
-                    view = view[os.write(self._out, view):]
-                except BlockingIOError:
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        raise _WorkerLost("the worker stopped reading") from None
-                    select.select([], [self._out], [], remaining)
-        except OSError as exc:
-            raise _WorkerLost(f"cannot write to the worker: {exc}") from None
-
-    def _read_frame(self, deadline: float) -> tuple[int, int, bytes]:
-        header_size = _wire.HEADER.size
-        while True:
-            if len(self._buffer) >= header_size:
-                kind, index, length = _wire.HEADER.unpack_from(self._buffer)
-                if length > _MAX_FRAME:
-                    raise _WorkerLost(f"frame of {length} bytes")
-                if len(self._buffer) >= header_size + length:
-                    body = bytes(self._buffer[header_size: header_size + length])
-                    del self._buffer[: header_size + length]
-                    return kind, index, body
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise _WorkerLost("no answer in time")
-            readable, _, _ = select.select([self._in], [], [], remaining)
-            if not readable:
-                continue
-            try:
-                chunk = os.read(self._in, 1 << 20)
-            except OSError as exc:
-                raise _WorkerLost(str(exc)) from None
-            if not chunk:
-                code = self.proc.poll()
-                raise _WorkerLost("the worker exited" +
-                                  (f" with status {code}" if code is not None else ""))
-            self._buffer += chunk
+            else:
+                raise _WorkerLost(f"an unexpected frame {kind} from the worker")
 
     def _stderr_tail(self) -> str:
         try:
@@ -172,7 +225,7 @@ class _Worker:
 
     def close(self, timeout: float = 2.0) -> None:
         try:
-            self._write(_wire.frame(_wire.F_SHUTDOWN, 0))
+            self.command(_wire.F_SHUTDOWN, 0)
         except _WorkerLost:
             pass
         try:
@@ -188,12 +241,13 @@ class _Worker:
                 self.proc.wait(5)
             except subprocess.TimeoutExpired:
                 pass
-        for stream in (self.proc.stdin, self.proc.stdout):
-            try:
-                if stream is not None:
-                    stream.close()
-            except OSError:
-                pass
+        if self.ticket is not None:
+            self.ticket.close()
+            self.ticket = None
+        try:
+            self._sock.close()
+        except OSError:
+            pass
         try:
             self._stderr.close()
         except OSError:

@@ -38,21 +38,23 @@ from typing import Any
 
 HEADER = struct.Struct("!BII")
 
-# evaluator -> worker
-F_CONFIG = 1
-F_JOB = 2
+# Who talks to whom. The evaluator and each worker share a socket (SOCK_SEQPACKET: one frame
+# per message). The worker forks each job's child ahead of time and hands the evaluator that
+# child's pipe ends in a TICKET (SCM_RIGHTS); the evaluator then writes the job straight to the
+# child and reads its results straight back, so the worker is off the job's path: it only
+# reports the child's exit, and kills, reaps and cleans up when told the job is over.
+# evaluator -> worker (the index is the child's number)
 F_SHUTDOWN = 3
+F_FINISH = 4  # the job is over: kill the child and all it left, wipe, fork the next child
+F_RESTART = 5  # kill the child and all it left, keep the private directory, fork a fresh one
+# evaluator -> child
+F_JOB = 2  # payload: {"code": ..., "calls": [...]}; index = the first call to run
 # worker -> evaluator
-F_READY = 10
-F_CALL_RESULT = 11  # payload from the child: {"v": value} or {"e": "error"}
-F_CALL_FAIL = 12  # payload from the worker: {"error": ..., "message": ...}
-F_MODULE_ERROR = 13  # payload from the child: error text; index = first call of that child
-F_COMPILE_ERROR = 14  # payload from the child: error text
-F_MODULE_FAIL = 15  # payload from the worker: {"error": ..., "message": ...}
-F_OUTPUT = 16  # the head of what the code printed
-F_JOB_END = 17  # payload from the worker: {"restarts": n, "output_bytes": n}
+F_READY = 10  # payload: the isolation report
+F_TICKET = 30  # index: child number; fds: the job, result, output and doorbell pipe ends
+F_REAPED = 31  # index: child number; payload {"status": wait status, "cpu": seconds}
 F_WORKER_ERROR = 18  # the worker itself failed; payload {"message": ...}
-# child -> worker
+# child -> evaluator (on the result pipe)
 C_MODULE_OK = 20
 C_COMPILE_ERROR = 21
 C_MODULE_ERROR = 22
@@ -60,6 +62,14 @@ C_CALL = 23
 C_DONE = 24
 C_PREPARED = 25  # sent before any untrusted code runs: the child's set-up worked
 C_SETUP_FAILED = 26  # sent instead of C_PREPARED, with the reason
+# what the evaluator makes of a job, in order, for the verdict (never on a wire)
+F_CALL_RESULT = 11  # payload from the child: {"v": value} or {"e": "error"}
+F_CALL_FAIL = 12  # payload: {"error": ..., "message": ...}
+F_MODULE_ERROR = 13  # payload from the child: error text; index = first call of that child
+F_COMPILE_ERROR = 14  # payload from the child: error text
+F_MODULE_FAIL = 15  # payload: {"error": ..., "message": ...}
+F_OUTPUT = 16  # the head of what the code printed
+F_JOB_END = 17  # payload: {"restarts": n, "output_bytes": n, "worker_pid": n}
 
 MAX_DEPTH = 100
 _PLAIN_INT_LIMIT = 1 << 53

@@ -70,9 +70,12 @@ def test_report_says_what_is_missing_without_privileges() -> None:
 
 
 def test_a_worker_killed_by_the_code_gives_a_crashed_verdict() -> None:
-    """Without the uid drop the code can kill its worker: the job is retried once on a fresh
-    worker, then reported as crashed; the pool itself carries on."""
-    code = "import os, signal\ndef f():\n    os.kill(os.getppid(), signal.SIGKILL)\n"
+    """Without the uid drop the code can kill its worker, and its own process dies with it:
+    the job is retried once on a fresh worker, then reported as crashed; the pool itself
+    carries on. (The sleep keeps the call running until the worker is gone: the worker is
+    off the job's path, so a job that had already reported every call keeps its results.)"""
+    code = ("import os, signal, time\ndef f():\n    os.kill(os.getppid(), signal.SIGKILL)\n"
+            "    time.sleep(5)\n")
     with Sandbox(workers=1, limits=TEST_LIMITS, privileged=False) as pool:
         verdict = pool.run_calls(code, ["f()", "1"])
         assert verdict.status == "crashed"
