@@ -57,9 +57,8 @@ class Ticket:
 
     def __init__(self, child: int, fds: list[int]) -> None:
         self.child = child
+        # All four are non-blocking: the worker set them so before sending them.
         self.job_w, self.res_r, self.out_r, self.bell_r = fds
-        for fd in (self.job_w, self.res_r, self.out_r, self.bell_r):
-            os.set_blocking(fd, False)
         #: (wait status, CPU seconds) once the worker has reaped the child.
         self.reaped: tuple[int, float] | None = None
 

@@ -150,6 +150,7 @@ class _Worker:
     # -- messages ------------------------------------------------------------------------
     def take_ticket(self, deadline: float) -> _job.Ticket:
         """The next prepared child (waiting for the worker to finish forking it)."""
+        self.read_messages(None)
         while self.ticket is None:
             self._wait_readable(deadline)
             self.read_messages(None)

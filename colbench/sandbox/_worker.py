@@ -93,8 +93,7 @@ def child_prepare(worker: Worker, job_dir: str, fds: dict[str, int]) -> None:
     # Lift the pipe ends clear of 0-4 first, so that no dup2 below overwrites another.
     high = {name: fcntl.fcntl(fds[name], fcntl.F_DUPFD, 64)
             for name in ("out_w", "res_w", "job_r", "bell_w")}
-    devnull = fcntl.fcntl(os.open("/dev/null", os.O_RDONLY), fcntl.F_DUPFD, 64)
-    os.dup2(devnull, 0)
+    os.dup2(worker.devnull, 0)
     os.dup2(high["out_w"], 1)
     os.dup2(high["out_w"], 2)
     os.dup2(high["res_w"], FD_RESULT)
@@ -118,16 +117,12 @@ def child_prepare(worker: Worker, job_dir: str, fds: dict[str, int]) -> None:
         os.setgroups([])
         os.setgid(worker.uid)
         os.setuid(worker.uid)
-    _jail.prctl(_jail.PR_SET_NO_NEW_PRIVS, 1)
     _jail.prctl(_jail.PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid, which clears it
     if os.getppid() != worker.pid:
         os._exit(0)
-    os.environ.clear()
-    os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": job_dir,
-                       "TMPDIR": job_dir, "LANG": "C.UTF-8"})
-    sys.argv[:] = ["solution.py"]
-    sys.dont_write_bytecode = True
-    warm_up()
+    # The environment, sys.argv, no_new_privs and stdin's /dev/null were set up once in the
+    # worker (see Worker.__init__): done there, the child does not copy the pages they touch.
+    warm_up(limits)
     write_all(FD_RESULT, _wire.frame(_wire.C_PREPARED, 0))
 
 
@@ -155,26 +150,31 @@ def warm(items, mode="mid", *, limit=None):
 '''
 
 
-def warm_up() -> None:
-    """Walk the paths a job takes once, before the job arrives: the copy-on-write page
-    faults they cause (a forked child pays for every page it first writes, and refcounts
-    write everywhere) then happen while the child waits, not while the job is timed."""
-    job = json.dumps({"code": WARM_UP_SOURCE, "calls": ["warm([('a', 1.5), ('b', 2)])"]})
-    decoded = json.loads(job)
-    namespace: dict[str, Any] = {"__name__": "warm_up"}
-    linecache.cache["warm_up.py"] = (len(decoded["code"]), None,
-                                     decoded["code"].splitlines(True), "warm_up.py")
-    exec(compile(decoded["code"], "warm_up.py", "exec"), namespace)
-    for expression in (*decoded["calls"], "warm([], 'low', limit=1)", "_helper(2)",
-                       "(1, 'a', None, True, {2: [3.5]}, {4}, frozenset(), b'x', 2**70)"):
-        value = eval(compile(expression, "<call>", "eval"), namespace)
-        json.dumps({"v": _wire.encode(value)}, allow_nan=False, separators=(",", ":"))
+WARM_UP_CALLS = ["warm([('a', 1.5), ('b', 2)])", "warm([], 'low', limit=1)", "_helper(2)",
+                 "(1, 'a', None, True, {2: [3.5]}, {4}, frozenset(), b'x', 2**70)",
+                 "warm(None)"]
+
+
+def warm_up(limits: dict[str, Any]) -> None:
+    """Run a small job through the very code a real job takes (read, decode, compile, exec,
+    calls, encoding, frames), fed from a private pipe and answered into /dev/null, before
+    the job arrives: the copy-on-write page faults that path causes (a forked child pays for
+    every page it first writes, and refcounts write everywhere) then happen while the child
+    waits, not while the job is timed."""
+    job = json.dumps({"code": WARM_UP_SOURCE, "calls": WARM_UP_CALLS}).encode()
+    job_r, job_w = os.pipe()
+    null = os.open(os.devnull, os.O_WRONLY)
     try:
-        eval(compile("warm(None)", "<call>", "eval"), namespace)
-    except TypeError as exc:
-        ChildRun.error_str(exc)
-    del linecache.cache["warm_up.py"]
-    resource.getrusage(resource.RUSAGE_SELF)
+        write_all(job_w, _wire.HEADER.pack(_wire.F_JOB, 0, len(job)) + job)
+        os.close(job_w)
+        job_w = -1
+        ChildRun(limits, job_fd=job_r, result_fd=null, bell_fd=null, arm=False).run()
+    finally:
+        for fd in (job_w, null):
+            if fd >= 0:
+                os.close(fd)
+        sys.modules.pop("solution", None)
+        linecache.cache.clear()
 
 
 def report_setup_failure(res_w: int, exc: BaseException) -> None:
@@ -190,8 +190,14 @@ def report_setup_failure(res_w: int, exc: BaseException) -> None:
 class ChildRun:
     """The code that runs the job inside the child, around the untrusted module."""
 
-    def __init__(self, limits: dict[str, Any]) -> None:
+    def __init__(self, limits: dict[str, Any], *, job_fd: int = FD_JOB,
+                 result_fd: int = FD_RESULT, bell_fd: int = FD_DOORBELL,
+                 arm: bool = True) -> None:
         self.limits = limits
+        self.job_fd = job_fd  # closed once the job is read
+        self.result_fd = result_fd
+        self.bell_fd = bell_fd
+        self.arm = arm  # set the CPU limits (not for the warm-up: it would lower them)
         self.pid = os.getpid()
         self.stdout = sys.stdout
         self.stderr = sys.stderr
@@ -214,12 +220,12 @@ class ChildRun:
                 pass
         if stamp:
             payload = STAMP.pack(time.monotonic()) + payload
-        write_all(FD_RESULT, _wire.frame(kind, index, payload))
+        write_all(self.result_fd, _wire.frame(kind, index, payload))
         self.unrung += len(payload) + _wire.HEADER.size
         if ring or self.unrung >= RING_EVERY:
             self.unrung = 0
             try:
-                os.write(FD_DOORBELL, b"!")
+                os.write(self.bell_fd, b"!")
             except BlockingIOError:
                 pass  # rung already: plenty of unread rings in the pipe
 
@@ -232,15 +238,16 @@ class ChildRun:
         if calls_left is not None:
             self.hard_cpu = math.ceil(used + (cpu + 1) * (calls_left + 1)) + 1
         soft = min(math.ceil(used + cpu), self.hard_cpu)
-        resource.setrlimit(resource.RLIMIT_CPU, (soft, self.hard_cpu))
+        if self.arm:
+            resource.setrlimit(resource.RLIMIT_CPU, (soft, self.hard_cpu))
 
     def run(self) -> None:
-        header = read_exact(FD_JOB, _wire.HEADER.size)
+        header = read_exact(self.job_fd, _wire.HEADER.size)
         if header is None:
             os._exit(0)
         _, start, length = _wire.HEADER.unpack(header)
-        body = read_exact(FD_JOB, length)
-        os.close(FD_JOB)
+        body = read_exact(self.job_fd, length)
+        os.close(self.job_fd)
         job = json.loads(body)
         del body
         code, calls = job["code"], job["calls"]
@@ -367,6 +374,17 @@ class Worker:
         self.child_number = 0
         self.job_dir = ""
         self.child: Child | None = None
+        # What every child needs, set once here rather than in each child (a forked child
+        # pays a page copy for every page it writes): no privilege gain through execve, a
+        # clean environment (HOME and TMPDIR follow the private directory), the module's
+        # argv, no bytecode files, and /dev/null for stdin.
+        _jail.prctl(_jail.PR_SET_NO_NEW_PRIVS, 1)
+        os.environ.clear()
+        os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"})
+        sys.argv[:] = ["solution.py"]
+        sys.dont_write_bytecode = True
+        self.devnull = fcntl.fcntl(os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC),
+                                   fcntl.F_DUPFD_CLOEXEC, 64)
 
     def send(self, kind: int, index: int = 0, payload: bytes = b"",
              fds: list[int] | None = None) -> None:
@@ -386,6 +404,7 @@ class Worker:
             path = tempfile.mkdtemp(prefix="colbench-job-")
         if self.uid is not None:
             os.chown(path, self.uid, self.uid)
+        os.environ["HOME"] = os.environ["TMPDIR"] = path
         return path
 
     def wipe_job_dir(self) -> None:
@@ -428,6 +447,8 @@ class Worker:
             finally:
                 os._exit(0)
         self.child = Child(self.child_number, pid)
+        for fd in (job_w, res_r, out_r):  # the evaluator's ends (bell_r is already)
+            os.set_blocking(fd, False)
         try:
             self.send(_wire.F_TICKET, self.child_number, fds=[job_w, res_r, out_r, bell_r])
         finally:
