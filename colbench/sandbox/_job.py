@@ -16,7 +16,6 @@ against the protocol, and a forged time stamp can only give the code less time.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import select
@@ -119,11 +118,12 @@ class JobRun:
         self.payload = payload
         self.n_calls = n_calls
         self.deadline = deadline
-        self.events: list[tuple[int, int, bytes]] = []
+        # (kind, index, body): bytes from the child, dicts from the evaluator itself.
+        self.events: list[tuple[int, int, Any]] = []
         self.results = bytearray()
         self.output = bytearray()  # the head of what the code printed, up to the limit
 
-    def run(self) -> list[tuple[int, int, bytes]]:
+    def run(self) -> list[tuple[int, int, Any]]:
         restarts = 0
         start = 0
         output_total = 0
@@ -145,7 +145,7 @@ class JobRun:
         self.events.append((_wire.F_OUTPUT, 0, bytes(self.output)))
         end = {"restarts": restarts, "output_bytes": output_total,
                "worker_pid": self.worker.pid}
-        self.events.append((_wire.F_JOB_END, 0, json.dumps(end).encode()))
+        self.events.append((_wire.F_JOB_END, 0, end))
         return self.events
 
     # -- one child -----------------------------------------------------------------------
@@ -249,7 +249,7 @@ class JobRun:
                     raise self.worker.lost("the job ran past its overall time budget")
         except Failure as failure:
             output_total += self.last_output(ticket)
-            body = json.dumps({"error": failure.error, "message": failure.message}).encode()
+            body = {"error": failure.error, "message": failure.message}
             if state.index is None:
                 self.events.append((_wire.F_MODULE_FAIL, start, body))
                 return "stop", self.n_calls, output_total

@@ -59,15 +59,16 @@ class _WorkerLost(Exception):
 
 _MAX_MESSAGE = 1 << 16
 _MAX_FDS = 8
+_ANCILLARY_SPACE = socket.CMSG_SPACE(_MAX_FDS * array.array("i").itemsize)
+_RECEIVE_FLAGS = int(socket.MSG_DONTWAIT | socket.MSG_CMSG_CLOEXEC)
+_TRUNCATED = int(socket.MSG_TRUNC | socket.MSG_CTRUNC)
 
 
 def _receive(sock: socket.socket) -> tuple[bytes, list[int], int]:
     """One message and the descriptors that came with it, without waiting (``BlockingIOError``
     when there is none). The descriptors are close-on-exec from the start."""
     fds = array.array("i")
-    data, ancillary, flags, _ = sock.recvmsg(
-        _MAX_MESSAGE, socket.CMSG_SPACE(_MAX_FDS * fds.itemsize),
-        socket.MSG_DONTWAIT | socket.MSG_CMSG_CLOEXEC)
+    data, ancillary, flags, _ = sock.recvmsg(_MAX_MESSAGE, _ANCILLARY_SPACE, _RECEIVE_FLAGS)
     for level, kind, body in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             fds.frombytes(body[: len(body) - len(body) % fds.itemsize])
@@ -135,7 +136,7 @@ class _Worker:
             raise EnvironmentFailure(f"a sandbox worker did not start: {exc}{tail}") from None
         self.pid = int(self.report.get("pid", 0))
 
-    def run(self, payload: bytes, n_calls: int, timeout: float) -> list[tuple[int, int, bytes]]:
+    def run(self, payload: bytes, n_calls: int, timeout: float) -> list[tuple[int, int, Any]]:
         """Run a job on this worker's children; return its events up to JOB_END."""
         run = _job.JobRun(self, self.limits, payload, n_calls,
                           time.monotonic() + timeout)
@@ -186,7 +187,7 @@ class _Worker:
                 code = self.proc.poll()
                 raise _WorkerLost("the worker exited" +
                                   (f" with status {code}" if code is not None else ""))
-            if len(data) < _wire.HEADER.size or flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+            if len(data) < _wire.HEADER.size or flags & _TRUNCATED:
                 for fd in fds:
                     os.close(fd)
                 raise _WorkerLost("a malformed frame from the worker")
@@ -504,10 +505,13 @@ def _text(body: bytes, limit: int = 2000) -> str:
     return body[:limit].decode("utf-8", "replace")
 
 
+_JSON = json.JSONDecoder()
+
+
 def _decode_call(body: bytes) -> CallResult:
     """A child's call payload: untrusted JSON. Any malformation fails only that call."""
     try:
-        data = json.loads(body)
+        data = _JSON.decode(body.decode("utf-8"))
         if isinstance(data, dict) and set(data) == {"v"}:
             return CallResult(True, _wire.decode(data["v"]))
         if isinstance(data, dict) and set(data) == {"e"} and isinstance(data["e"], str):
@@ -529,8 +533,10 @@ def _describe_call_error(error: str, limits: SandboxLimits) -> str:
     return f"raised {error}"
 
 
-def _assemble(frames: list[tuple[int, int, bytes]], calls: list[str],
+def _assemble(frames: list[tuple[int, int, Any]], calls: list[str],
               limits: SandboxLimits) -> Verdict:
+    """The verdict from a job's events (see ``_job.JobRun``): bytes from the child for
+    results, errors and output; dicts made by the evaluator for failures and the job's end."""
     n = len(calls)
     results: list[CallResult | None] = [None] * n
     reasons: dict[int, str] = {}
@@ -552,12 +558,12 @@ def _assemble(frames: list[tuple[int, int, bytes]], calls: list[str],
             if not results[index].ok:
                 reasons[index] = _describe_call_error(results[index].error or "", limits)
         elif kind == _wire.F_CALL_FAIL:
-            info = json.loads(body)
+            info = body
             results[index] = CallResult(False, None, info["error"])
             reasons[index] = info["message"]
         elif kind in (_wire.F_COMPILE_ERROR, _wire.F_MODULE_ERROR, _wire.F_MODULE_FAIL):
             if kind == _wire.F_MODULE_FAIL:
-                info = json.loads(body)
+                info = body
                 error, why = info["error"], info["message"] + " while importing the module"
             else:
                 error = _text(body)
@@ -573,7 +579,7 @@ def _assemble(frames: list[tuple[int, int, bytes]], calls: list[str],
         elif kind == _wire.F_OUTPUT:
             output = body.decode("utf-8", "replace")
         elif kind == _wire.F_JOB_END:
-            extra = json.loads(body)
+            extra = dict(body)
     final = [r if r is not None else CallResult(False, None, "not run") for r in results]
     if status == "ok":
         failed = [i for i, r in enumerate(final) if not r.ok]
