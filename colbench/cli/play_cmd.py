@@ -37,6 +37,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _how_it_ended(terminated: bool, info: dict[str, Any], turn: int,
+                  max_turns: int | None) -> str:
+    """Why the episode is over, in the player's terms: an answer, the task's own end (a
+    level solved or failed), the turn budget, or a step limit of the env's own."""
+    if terminated:
+        return "you answered" if info.get("final_answer") is not None \
+            else "the task reached its end"
+    if max_turns is None or turn >= max_turns:
+        return "the turn budget ran out"
+    return "the env's own step limit ran out"
+
+
 def _block(label: str, text: str) -> str:
     body = textwrap.indent(text.rstrip("\n"), INDENT, lambda _line: True) if text else INDENT
     return f"[{label}]\n{body}"
@@ -98,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
             for image in step_info.get("images") or []:
                 print(f"{INDENT}image: {image}", file=stdout)
             if terminated or truncated:
-                how = "you answered" if terminated else "the turn budget ran out"
+                how = _how_it_ended(terminated, step_info, turn, max_turns)
                 print(f"\nepisode over after {turn} message(s): {how}.", file=stdout)
                 if step_info.get("final_answer") is not None:
                     print(_block("final answer", str(step_info["final_answer"])), file=stdout)

@@ -80,3 +80,14 @@ def test_play_as_a_real_command(run_cli):
                      input=f"number?\n.\nANSWER: {secret}\n.\n")
     assert result.returncode == 0, result.stderr
     assert f"My number is {secret}." in result.stdout and "success: True" in result.stdout
+
+
+def test_the_ending_names_what_ended_the_episode():
+    from colbench.cli.play_cmd import _how_it_ended
+
+    assert _how_it_ended(True, {"final_answer": "7"}, 2, 4) == "you answered"
+    # A gym level solved or failed ends the episode without an answer.
+    assert _how_it_ended(True, {}, 3, 20) == "the task reached its end"
+    assert _how_it_ended(False, {}, 4, 4) == "the turn budget ran out"
+    # Cut off before the budget: the env's own limit (BabyAI's step limit) did it.
+    assert _how_it_ended(False, {}, 3, 20) == "the env's own step limit ran out"
