@@ -232,3 +232,22 @@ def test_a_forked_evaluator_gets_its_own_shared_pool(monkeypatch: pytest.MonkeyP
     # The parent's pool was left alone by the child.
     assert parent_pool.run_calls(HEALTHY_CODE, ["double(2)"]).results[0].value == 4
     parent_pool.close()
+
+
+def test_the_evaluator_keeps_no_descriptor_of_a_finished_job(sandbox: Sandbox) -> None:
+    """Each job's pipes reach the evaluator from the worker; whatever way the job ends
+    (results, a failed call and a fresh child, a timeout, an exit, a compile error, a flood of
+    output), none of them stays open: a long evaluation must not run out of descriptors."""
+    jobs = [
+        (HEALTHY_CODE, ["double(1)", "double(2)"]),
+        ("def f(x):\n    return 1 / x\n", ["f(0)", "f(1)", "f(0)"]),
+        ("import time\ndef f():\n    time.sleep(30)\n", ["f()", "1"]),
+        ("import os\ndef f():\n    os._exit(3)\n", ["f()", "2"]),
+        ("def broken(:\n", ["1"]),
+        ("def f():\n    print('x' * 100000)\n", ["f()"]),
+    ]
+    sandbox.run_calls(HEALTHY_CODE, ["double(0)"])
+    before = len(os.listdir("/proc/self/fd"))
+    statuses = [sandbox.run_calls(code, calls).status for code, calls in jobs * 2]
+    assert statuses[:6] == ["ok", "ok", "ok", "ok", "compile_error", "ok"]
+    assert len(os.listdir("/proc/self/fd")) == before
