@@ -56,7 +56,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--simulator", metavar="SPEC",
                    help="simulated human: 'builtin' (default) or a model spec")
     p.add_argument("--compat", action="store_true",
-                   help="reproduce the reference harness's choices (e.g. its answer blocklist)")
+                   help="reproduce the reference harness's choices where we differ (backend: "
+                        "its answer blocklist; the frontend already matches it)")
     p.add_argument("--scorer", metavar="NAME",
                    help="scorer of envs that take one (frontend: clip, clip:PATH_OR_HUB_ID, "
                         "perceptual)")

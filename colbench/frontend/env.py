@@ -71,7 +71,11 @@ class FrontendEnv(TextEnv):
     (where renders are kept; default ``$COLBENCH_CACHE/frontend/renders``, a cache capped at
     ``$COLBENCH_RENDER_CACHE_SIZE``, default 2 GiB: see
     :mod:`colbench.frontend.render.store`), ``renderer`` (a
-    :class:`~colbench.frontend.render.Renderer`; the process-wide warm pool by default).
+    :class:`~colbench.frontend.render.Renderer`; the process-wide warm pool by default),
+    ``compat`` (accepted so that one command line serves both ColBench suites; it changes
+    nothing here, since this env already renders full-page, scores with CLIP ViT-B/32 cosine
+    and cuts the person's replies at 1000 characters as the reference harness does; in the
+    backend suite it applies the reference's answer blocklist).
 
     Weights are loaded when the env is first asked to score or to ``describe()`` itself (the
     runner does that before any episode), so a missing CLIP stops a run at once with a message
@@ -95,7 +99,8 @@ class FrontendEnv(TextEnv):
                  scorer: Any = "clip", clip_model: str | None = None,
                  success_threshold: float = _SUCCESS_THRESHOLD,
                  render_timeout: float | None = None, image_dir: str | Path | None = None,
-                 renderer: Any = None, render_mode: str | None = None) -> None:
+                 renderer: Any = None, render_mode: str | None = None,
+                 compat: bool = False) -> None:
         from colbench.frontend.designer import make_designer
         from colbench.frontend.render.renderer import DEFAULT_TIMEOUT, find_browser
         from colbench.frontend.tasks import cache_dir, load_frontend_tasks
@@ -113,6 +118,9 @@ class FrontendEnv(TextEnv):
         elif clip_model and not (isinstance(scorer, str) and scorer.startswith("clip")):
             raise ConfigError(f"clip_model={clip_model!r} needs scorer='clip', not {scorer!r}")
         self._scorer_spec = scorer
+        if not isinstance(compat, bool):
+            raise ConfigError(f"compat must be True or False, got {compat!r}")
+        self.compat = compat  # nothing to switch: see the class docstring
         self._scorer: Any = None
         self.success_threshold = float(success_threshold)
         self._store: Any = None

@@ -171,3 +171,14 @@ def test_cli_stops_when_clip_weights_are_missing(tmp_path, capsys, monkeypatch):
     assert code == 2
     assert "could not be loaded" in err and "--scorer perceptual" in err
     assert not (out / "episodes.jsonl").exists()
+
+
+def test_compat_is_accepted_and_changes_nothing(image_dir):
+    """``--compat`` can be passed to both suites; the frontend already follows the reference
+    harness, so the env it makes describes itself exactly as the default one does."""
+    plain = FrontendEnv(scorer="perceptual", image_dir=image_dir)
+    compat = FrontendEnv(scorer="perceptual", image_dir=image_dir, compat=True)
+    assert compat.compat and not plain.compat
+    assert compat.describe() == plain.describe()
+    with pytest.raises(colbench.ConfigError, match="compat must be True or False"):
+        FrontendEnv(scorer="perceptual", image_dir=image_dir, compat="yes")
