@@ -16,11 +16,11 @@ against the protocol, and a forged time stamp can only give the code less time.
 
 from __future__ import annotations
 
+import fcntl
 import math
 import os
 import select
 import signal
-import struct
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -29,9 +29,6 @@ from colbench.sandbox import _wire
 if TYPE_CHECKING:  # pragma: no cover
     from colbench.sandbox._pool import _Worker
 
-STAMP = struct.Struct("!d")  # progress frames start with the child's CLOCK_MONOTONIC time
-MAX_TEXT = 64 << 10  # error texts from the child
-F_SETPIPE_SZ = 1031
 PROTOCOL_MESSAGE = ("wrote something that is not a valid result to the sandbox's result "
                     "channel")
 
@@ -87,13 +84,6 @@ class _Progress:
         self.prepared = False
         self.last = now
         self.phase_changed = False
-
-
-def describe_bytes(count: int) -> str:
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if count >= size and count % size == 0:
-            return f"{count // size} {unit}"
-    return f"{count} bytes"
 
 
 def signal_name(number: int) -> str:
@@ -155,8 +145,7 @@ class JobRun:
                           self.payload)
         if len(data) > 65536:
             try:
-                import fcntl
-                fcntl.fcntl(ticket.job_w, F_SETPIPE_SZ, min(len(data), 1 << 20))
+                fcntl.fcntl(ticket.job_w, _wire.F_SETPIPE_SZ, min(len(data), 1 << 20))
             except OSError:
                 pass
         limit = time.monotonic() + float(self.limits["wall_seconds"])
@@ -230,7 +219,7 @@ class JobRun:
                     if phase_output > limits["output_bytes"]:
                         raise Failure("output limit exceeded",
                                       "printed more than the "
-                                      f"{describe_bytes(limits['output_bytes'])} output limit")
+                                      f"{_wire.describe_bytes(limits['output_bytes'])} output limit")
                 if exited:
                     if not state.prepared:
                         raise SetupError("the child ended before its set-up finished "
@@ -268,17 +257,17 @@ class JobRun:
                 if kind == _wire.C_SETUP_FAILED:
                     raise SetupError(body.decode("utf-8", "replace"))
                 raise SetupError(f"unexpected frame {kind} before set-up ended")
-            if kind in (_wire.C_MODULE_OK, _wire.C_CALL) and len(body) >= STAMP.size:
+            if kind in (_wire.C_MODULE_OK, _wire.C_CALL) and len(body) >= _wire.STAMP.size:
                 expected = state.start if state.index is None else state.index
                 if index != expected or (kind == _wire.C_MODULE_OK) != (state.index is None) \
                         or index >= n_calls + (kind == _wire.C_MODULE_OK):
                     raise Failure("protocol violation", PROTOCOL_MESSAGE)
-                (stamp,) = STAMP.unpack_from(body)
+                (stamp,) = _wire.STAMP.unpack_from(body)
                 now = time.monotonic()
                 state.last = min(max(stamp, state.last), now) if math.isfinite(stamp) else now
                 state.phase_changed = True
                 if kind == _wire.C_CALL:
-                    self.events.append((_wire.F_CALL_RESULT, index, body[STAMP.size:]))
+                    self.events.append((_wire.F_CALL_RESULT, index, body[_wire.STAMP.size:]))
                     state.index = index + 1
                 else:
                     state.index = state.start
@@ -298,14 +287,14 @@ class JobRun:
         """Complete frames in the result buffer, consumed as read."""
         buf = self.results
         offset = 0
-        limit = self.limits["result_bytes"] + MAX_TEXT
+        limit = self.limits["result_bytes"] + _wire.MAX_TEXT
         try:
             while len(buf) - offset >= _wire.HEADER.size:
                 kind, index, length = _wire.HEADER.unpack_from(buf, offset)
                 if length > limit:
                     raise Failure("result too large",
                                   "returned a value larger than the "
-                                  f"{describe_bytes(self.limits['result_bytes'])} result limit")
+                                  f"{_wire.describe_bytes(self.limits['result_bytes'])} result limit")
                 end = offset + _wire.HEADER.size + length
                 if len(buf) < end:
                     break
@@ -317,7 +306,7 @@ class JobRun:
     def drain_results(self, fd: int) -> bool:
         """Read what the child wrote so far, up to about one frame's worth; True when there
         may be more to read after these frames are handled."""
-        cap = self.limits["result_bytes"] + 2 * MAX_TEXT
+        cap = self.limits["result_bytes"] + 2 * _wire.MAX_TEXT
         while True:
             try:
                 chunk = os.read(fd, 1 << 16)
@@ -373,7 +362,7 @@ class JobRun:
                 return Failure("killed: SIGKILL",
                                "was killed by SIGKILL (the code killed its own process, or "
                                f"the system ran out of memory; limit "
-                               f"{describe_bytes(limits['memory_bytes'])})")
+                               f"{_wire.describe_bytes(limits['memory_bytes'])})")
             return Failure(f"killed: {name}", f"was killed by {name}")
         code = os.waitstatus_to_exitcode(status) if status else 0
         return Failure(f"exited: status {code}",

@@ -37,6 +37,9 @@ import struct
 from typing import Any
 
 HEADER = struct.Struct("!BII")
+STAMP = struct.Struct("!d")  # progress frames start with the child's CLOCK_MONOTONIC time
+MAX_TEXT = 64 << 10  # error texts from the child
+F_SETPIPE_SZ = 1031  # fcntl: resize a pipe (Linux)
 
 # Who talks to whom. The evaluator and each worker share a socket (SOCK_SEQPACKET: one frame
 # per message). The worker forks each job's child ahead of time and hands the evaluator that
@@ -77,6 +80,14 @@ _PLAIN_INT_LIMIT = 1 << 53
 
 class Unencodable(Exception):
     """The value has a type the tagged encoding does not carry."""
+
+
+def describe_bytes(count: int) -> str:
+    """A size as limits are written: ``64 KiB``, ``1 GiB``, else in bytes."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= size and count % size == 0:
+            return f"{count // size} {unit}"
+    return f"{count} bytes"
 
 
 def frame(kind: int, index: int, payload: bytes | bytearray | memoryview = b"") -> bytes:

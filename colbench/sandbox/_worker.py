@@ -28,7 +28,6 @@ import select
 import shutil
 import signal
 import socket
-import struct
 import sys
 import tempfile
 import time
@@ -45,10 +44,7 @@ del sys.path[0]
 FD_RESULT = 3
 FD_JOB = 4
 FD_DOORBELL = 5
-STAMP = struct.Struct("!d")  # progress frames start with the child's CLOCK_MONOTONIC time
 RING_EVERY = 32 << 10  # ring the doorbell at least this often while writing results
-F_SETPIPE_SZ = 1031
-MAX_TEXT = 64 << 10  # error texts from the child
 
 PRELOAD_DEFAULT = (
     "abc", "array", "base64", "bisect", "calendar", "cmath", "collections", "collections.abc",
@@ -75,13 +71,6 @@ def read_exact(fd: int, count: int) -> bytes | None:
         chunks.append(chunk)
         count -= len(chunk)
     return b"".join(chunks)
-
-
-def describe_bytes(count: int) -> str:
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if count >= size and count % size == 0:
-            return f"{count // size} {unit}"
-    return f"{count} bytes"
 
 
 # ----------------------------------------------------------------------------- the child
@@ -178,7 +167,7 @@ def warm_up(limits: dict[str, Any]) -> None:
 
 
 def report_setup_failure(res_w: int, exc: BaseException) -> None:
-    text = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")[:MAX_TEXT]
+    text = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")[:_wire.MAX_TEXT]
     for fd in (FD_RESULT, res_w):
         try:
             write_all(fd, _wire.frame(_wire.C_SETUP_FAILED, 0, text))
@@ -219,7 +208,7 @@ class ChildRun:
             except BaseException:
                 pass
         if stamp:
-            payload = STAMP.pack(time.monotonic()) + payload
+            payload = _wire.STAMP.pack(time.monotonic()) + payload
         write_all(self.result_fd, _wire.frame(kind, index, payload))
         self.unrung += len(payload) + _wire.HEADER.size
         if ring or self.unrung >= RING_EVERY:
@@ -294,7 +283,7 @@ class ChildRun:
         if len(data) > self.limits["result_bytes"]:
             return self.error_payload(
                 f"result too large: {len(data)} bytes encoded, the limit is "
-                f"{describe_bytes(self.limits['result_bytes'])}")
+                f"{_wire.describe_bytes(self.limits['result_bytes'])}")
         return data
 
     @staticmethod
@@ -308,10 +297,10 @@ class ChildRun:
         return f"{name}: {text}" if text else name
 
     def error_text(self, exc: BaseException) -> bytes:
-        return self.error_str(exc).encode("utf-8", "replace")[:MAX_TEXT]
+        return self.error_str(exc).encode("utf-8", "replace")[:_wire.MAX_TEXT]
 
     def error_payload(self, text: str) -> bytes:
-        return json.dumps({"e": text[:MAX_TEXT]}).encode()
+        return json.dumps({"e": text[:_wire.MAX_TEXT]}).encode()
 
 
 # ---------------------------------------------------------------------------- the worker
@@ -429,7 +418,7 @@ class Worker:
         job_r, job_w = os.pipe2(os.O_CLOEXEC)
         bell_r, bell_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
         try:  # room for every result, so the child rarely has to ring before its end
-            fcntl.fcntl(res_w, F_SETPIPE_SZ, 1 << 20)
+            fcntl.fcntl(res_w, _wire.F_SETPIPE_SZ, 1 << 20)
         except OSError:
             pass
         fds = {"out_r": out_r, "out_w": out_w, "res_r": res_r, "res_w": res_w,
