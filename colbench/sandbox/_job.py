@@ -33,6 +33,10 @@ PROTOCOL_MESSAGE = ("wrote something that is not a valid result to the sandbox's
                     "channel")
 
 
+class WorkerLost(Exception):
+    """The worker process died or stopped answering in the middle of a job."""
+
+
 class SetupError(Exception):
     """The sandbox could not set a child up: the environment's fault, never the code's."""
 
@@ -98,7 +102,7 @@ class JobRun:
 
     :meth:`run` returns the job's events (``_wire.F_*`` kinds, in order) for the verdict.
     Raises :class:`SetupError` when a child could not be set up, and the worker's
-    ``_WorkerLost`` when the worker dies or stops answering.
+    :class:`WorkerLost` when the worker dies or stops answering.
     """
 
     def __init__(self, worker: _Worker, limits: dict[str, Any], payload: bytes, n_calls: int,
@@ -196,7 +200,7 @@ class JobRun:
                     ready = {fd for fd, _ in poller.poll(max(1, math.ceil(timeout * 1000)))}
                 if ticket.bell_r in ready:
                     drain_doorbell(ticket.bell_r)
-                if worker_fd in ready and not exited:
+                if worker_fd in ready:  # unregistered once the child is known dead
                     self.worker.read_messages(ticket)
                 # Results first: a frame was always written before the output after it.
                 more = True
@@ -235,7 +239,7 @@ class JobRun:
                         raise SetupError("the child did not finish its set-up in time")
                     raise Failure("timeout", f"exceeded the {wall:g} s wall-clock limit")
                 if self.deadline <= now:
-                    raise self.worker.lost("the job ran past its overall time budget")
+                    raise WorkerLost("the job ran past its overall time budget")
         except Failure as failure:
             output_total += self.last_output(ticket)
             body = {"error": failure.error, "message": failure.message}

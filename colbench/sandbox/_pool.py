@@ -20,6 +20,7 @@ from typing import Any
 
 from colbench.errors import ConfigError, EnvironmentFailure
 from colbench.sandbox import _job, _wire
+from colbench.sandbox._job import WorkerLost as _WorkerLost
 from colbench.sandbox._types import CallResult, SandboxLimits, Verdict
 
 WORKER_SCRIPT = Path(__file__).with_name("_worker.py")
@@ -53,10 +54,6 @@ class _Waiter:
         self.closed = False
 
 
-class _WorkerLost(Exception):
-    """The worker process died or stopped answering in the middle of a job."""
-
-
 _MAX_MESSAGE = 1 << 16
 _MAX_FDS = 8
 _ANCILLARY_SPACE = socket.CMSG_SPACE(_MAX_FDS * array.array("i").itemsize)
@@ -66,7 +63,8 @@ _TRUNCATED = int(socket.MSG_TRUNC | socket.MSG_CTRUNC)
 
 def _receive(sock: socket.socket) -> tuple[bytes, list[int], int]:
     """One message and the descriptors that came with it, without waiting (``BlockingIOError``
-    when there is none). The descriptors are close-on-exec from the start."""
+    when there is none). The descriptors are close-on-exec from the start. (Python 3.11's
+    ``socket.recv_fds`` drops its ``flags`` argument, hence recvmsg here.)"""
     fds = array.array("i")
     data, ancillary, flags, _ = sock.recvmsg(_MAX_MESSAGE, _ANCILLARY_SPACE, _RECEIVE_FLAGS)
     for level, kind, body in ancillary:
@@ -104,7 +102,6 @@ class _Worker:
         self.report: dict[str, Any] = {}
         self.pid = 0
         self.ticket: _job.Ticket | None = None
-        self._eof = False
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write(config)
@@ -164,9 +161,6 @@ class _Worker:
             self._sock.send(_wire.HEADER.pack(kind, child, 0))
         except OSError as exc:
             raise _WorkerLost(f"cannot write to the worker: {exc}") from None
-
-    def lost(self, why: str) -> _WorkerLost:
-        return _WorkerLost(why)
 
     def _wait_readable(self, deadline: float) -> None:
         remaining = deadline - time.monotonic()
