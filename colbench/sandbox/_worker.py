@@ -82,7 +82,6 @@ def child_prepare(worker: Worker, job_dir: str, fds: dict[str, int]) -> None:
     # Lift the pipe ends clear of 0-4 first, so that no dup2 below overwrites another.
     high = {name: fcntl.fcntl(fds[name], fcntl.F_DUPFD, 64)
             for name in ("out_w", "res_w", "job_r", "bell_w")}
-    os.dup2(worker.devnull, 0)
     os.dup2(high["out_w"], 1)
     os.dup2(high["out_w"], 2)
     os.dup2(high["res_w"], FD_RESULT)
@@ -109,8 +108,9 @@ def child_prepare(worker: Worker, job_dir: str, fds: dict[str, int]) -> None:
     _jail.prctl(_jail.PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid, which clears it
     if os.getppid() != worker.pid:
         os._exit(0)
-    # The environment, sys.argv, no_new_privs and stdin's /dev/null were set up once in the
-    # worker (see Worker.__init__): done there, the child does not copy the pages they touch.
+    # The environment, sys.argv and no_new_privs were set up once in the worker (see
+    # Worker.__init__), and stdin is the worker's read-only /dev/null (see main): done there,
+    # the child does not copy the pages they touch.
     warm_up(limits)
     write_all(FD_RESULT, _wire.frame(_wire.C_PREPARED, 0))
 
@@ -366,14 +366,12 @@ class Worker:
         # What every child needs, set once here rather than in each child (a forked child
         # pays a page copy for every page it writes): no privilege gain through execve, a
         # clean environment (HOME and TMPDIR follow the private directory), the module's
-        # argv, no bytecode files, and /dev/null for stdin.
+        # argv and no bytecode files.
         _jail.prctl(_jail.PR_SET_NO_NEW_PRIVS, 1)
         os.environ.clear()
         os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"})
         sys.argv[:] = ["solution.py"]
         sys.dont_write_bytecode = True
-        self.devnull = fcntl.fcntl(os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC),
-                                   fcntl.F_DUPFD_CLOEXEC, 64)
 
     def send(self, kind: int, index: int = 0, payload: bytes = b"",
              fds: list[int] | None = None) -> None:
@@ -505,13 +503,14 @@ class Worker:
 
 
 def main() -> None:
-    # Keep the protocol socket away from fds 0-2 so that nothing printed can corrupt it.
     config = json.loads(sys.stdin.buffer.read() or b"{}")
     sock = socket.socket(fileno=int(sys.argv[1]))
-    devnull = os.open(os.devnull, os.O_RDWR)
-    os.dup2(devnull, 0)
-    os.dup2(devnull, 1)
-    os.close(devnull)
+    # The protocol runs over the socket; stdin and stdout become /dev/null. Every child
+    # inherits this read-only stdin as its own.
+    for fd, mode in ((0, os.O_RDONLY), (1, os.O_WRONLY)):
+        devnull = os.open(os.devnull, mode)
+        os.dup2(devnull, fd)
+        os.close(devnull)
     for name in config.get("preload", PRELOAD_DEFAULT):
         try:
             __import__(name)
