@@ -288,9 +288,30 @@ def load_hf(target: str, *, adapter: str | None = None, dtype: str = "auto",
     return model, tokenizer, device
 
 
+class BatchedChatModel(BaseChatModel):
+    """A local engine behind a :class:`RequestBatcher`: a subclass sets ``self.batcher``
+    (running its ``_run_batch``) and ``self.sampling`` (the spec's sampling overrides)."""
+
+    batcher: RequestBatcher
+    sampling: dict[str, Any]
+
+    def generate(self, conversations: Sequence[Conversation],
+                 params: SamplingParams | None = None) -> list[Completion]:
+        params = apply_sampling(params, self.sampling)
+        return self.batcher.submit(conversations, params).result()
+
+    async def agenerate(self, conversations: Sequence[Conversation],
+                        params: SamplingParams | None = None) -> list[Completion]:
+        params = apply_sampling(params, self.sampling)
+        return await asyncio.wrap_future(self.batcher.submit(conversations, params))
+
+    def close(self) -> None:
+        self.batcher.close()
+
+
 # -- the model --------------------------------------------------------------------------------
 
-class HFChatModel(BaseChatModel):
+class HFChatModel(BatchedChatModel):
     """A loaded causal LM and its tokenizer behind the ``ChatModel`` protocol.
 
     Build it with ``load_model("hf:...")``, or wrap a model already in memory (a trainer's
@@ -329,18 +350,8 @@ class HFChatModel(BaseChatModel):
         return ids
 
     # -- public API -------------------------------------------------------------------------
-    def generate(self, conversations: Sequence[Conversation],
-                 params: SamplingParams | None = None) -> list[Completion]:
-        params = apply_sampling(params, self.sampling)
-        return self.batcher.submit(conversations, params).result()
-
-    async def agenerate(self, conversations: Sequence[Conversation],
-                        params: SamplingParams | None = None) -> list[Completion]:
-        params = apply_sampling(params, self.sampling)
-        return await asyncio.wrap_future(self.batcher.submit(conversations, params))
-
     def close(self) -> None:
-        self.batcher.close()
+        super().close()
         if str(self.device).startswith("cuda"):
             self._torch.cuda.empty_cache()
 

@@ -19,16 +19,14 @@ Options (``vllm:meta-llama/Llama-3.1-8B-Instruct?tensor_parallel_size=2``):
 
 from __future__ import annotations
 
-import asyncio
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from colbench.errors import ConfigError, MissingExtraError
-from colbench.models.base import BaseChatModel, Completion, Conversation, SamplingParams
-from colbench.models.hf import RequestBatcher
+from colbench.models.base import Completion, Conversation, SamplingParams
+from colbench.models.hf import BatchedChatModel, RequestBatcher
 from colbench.models.options import (
-    apply_sampling,
     as_bool,
     as_float,
     as_int,
@@ -122,7 +120,7 @@ def completion_from_output(output: Any, want_logprobs: bool) -> Completion:
     return completion
 
 
-class VLLMChatModel(BaseChatModel):
+class VLLMChatModel(BatchedChatModel):
     """A ``vllm.LLM`` behind the ``ChatModel`` protocol; one engine call at a time."""
 
     def __init__(self, llm: Any, *, name: str = "vllm:model", batch_size: int = 256,
@@ -146,19 +144,6 @@ class VLLMChatModel(BaseChatModel):
                                 use_tqdm=False, lora_request=self.lora_request,
                                 add_generation_prompt=True)
         return [completion_from_output(o, params.logprobs) for o in outputs]
-
-    def generate(self, conversations: Sequence[Conversation],
-                 params: SamplingParams | None = None) -> list[Completion]:
-        params = apply_sampling(params, self.sampling)
-        return self.batcher.submit(conversations, params).result()
-
-    async def agenerate(self, conversations: Sequence[Conversation],
-                        params: SamplingParams | None = None) -> list[Completion]:
-        params = apply_sampling(params, self.sampling)
-        return await asyncio.wrap_future(self.batcher.submit(conversations, params))
-
-    def close(self) -> None:
-        self.batcher.close()
 
 
 def build(rest: str, **_: Any) -> VLLMChatModel:
