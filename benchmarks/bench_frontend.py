@@ -27,7 +27,7 @@ from pathlib import Path
 def bench_renders(pages: list[str], rounds: int) -> dict[str, float]:
     """Warm pool against a browser per render, interleaved in ``rounds`` so that both see the
     same load on a shared machine."""
-    from colbench.frontend.render.renderer import Renderer, _Browser
+    from colbench.gyms.frontend.render.renderer import Renderer, _Browser
 
     renderer = Renderer(pool_size=1)
     warm = cold = 0.0
@@ -61,7 +61,7 @@ def bench_clip(model_dir: Path, n: int, batch_size: int, rounds: int) -> dict[st
     """One pair per call against ``n`` pairs per call, interleaved in ``rounds``."""
     from PIL import Image
 
-    from colbench.frontend.scoring import ClipScorer
+    from colbench.gyms.frontend.scoring import ClipScorer
 
     scorer = ClipScorer(str(model_dir), batch_size=batch_size)
     images = [Image.new("RGB", (1366, 2400), ((i * 37) % 256, (i * 91) % 256, (i * 53) % 256))
@@ -87,8 +87,8 @@ def bench_clip(model_dir: Path, n: int, batch_size: int, rounds: int) -> dict[st
 def run_scores(n: int, clip_dir: Path, image_dir: Path, concurrency: int) -> None:
     from PIL import Image
 
-    from colbench.frontend.env import FrontendEnv
-    from colbench.frontend.scoring import black_image, make_scorer
+    from colbench.gyms.frontend.env import FrontendEnv
+    from colbench.gyms.frontend.scoring import black_image, make_scorer
     from colbench.runner import EvalConfig, evaluate
 
     out_root = Path(tempfile.mkdtemp(prefix="bench-frontend-runs-"))
@@ -145,8 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=4)
     args = parser.parse_args(argv)
 
-    from colbench.frontend.generator import compose_page
-    from colbench.frontend.scoring import build_random_clip
+    from colbench.gyms.frontend.generator import compose_page
+    from colbench.gyms.frontend.scoring import build_random_clip
 
     pages = [compose_page(900_000 + i).to_html() for i in range(args.pages)]
     r = bench_renders(pages, args.rounds)

@@ -40,7 +40,6 @@ from colbench.leaderboard import LeaderboardSettings, create_app
 from colbench.leaderboard._db import VERIFIED, Submission, utcnow
 from colbench.leaderboard.app import EXTENSION
 from colbench.leaderboard.tokens import create_token
-
 from colbench.runner import EvalConfig, evaluate
 
 BACKEND = "colbench/Backend-v0"

@@ -93,10 +93,11 @@ def run_dpo(kind: str, model_path: Path, pairs: list[dict[str, Any]], batch: int
     """Train once; return (wall seconds and process CPU seconds from the dataset to the end of
     training, tokens trained on)."""
     import torch
-    from colbench.trainers.tokenize import tokenize_continuation
-    from colbench.trainers.trl_ext import TurnMaskedDPOTrainer
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from colbench.trainers.tokenize import tokenize_continuation
+    from colbench.trainers.trl_ext import TurnMaskedDPOTrainer
 
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     policy = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32)
@@ -139,10 +140,11 @@ def run_dpo(kind: str, model_path: Path, pairs: list[dict[str, Any]], batch: int
 def check_same_tokens(model_path: Path, pairs: list[dict[str, Any]]) -> None:
     """Our rows and TRL's own tokenization of the pairs are the same token sequences."""
     import torch
-    from colbench.trainers.tokenize import tokenize_continuation
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import DPOTrainer
+
+    from colbench.trainers.tokenize import tokenize_continuation
 
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     load = lambda: AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32)  # noqa: E731
@@ -163,8 +165,9 @@ def bench_critic(model_path: Path, device: str, turns: int, candidates: int
                  ) -> tuple[float, float]:
     """Candidates scored per second: one turn's candidates per batch, then one at a time."""
     import torch
-    from colbench.trainers.sweet_rl_critic import CriticScorer
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from colbench.trainers.sweet_rl_critic import CriticScorer
 
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     critic = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32).to(device)

@@ -10,8 +10,6 @@ from colbench.envs import env_ids, make, register_entry_point_envs, register_env
 from colbench.errors import ColbenchError, ConfigError, EnvironmentFailure, MissingExtraError
 from colbench.tasks import Task, TaskSet
 
-register_env("colbench/Backend-v0", "colbench.backend.env:BackendEnv")
-register_env("colbench/Frontend-v0", "colbench.frontend.env:FrontendEnv")
 register_entry_point_envs()
 
 __all__ = [

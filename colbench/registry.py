@@ -185,13 +185,15 @@ class Registry(Generic[T]):
         return f"unknown {self.kind[:-1] if self.kind.endswith('s') else self.kind} {name!r}{hint} (known: {listing})"
 
 
-# The registries. Built-in modules are imported on first lookup.
-envs: Registry[Any] = Registry("envs", ("colbench.backend",))
+# The registries. Built-in modules (the core's own) are imported on first lookup; colbench's
+# parts (gyms, trainers, plugins) arrive through the entry points in pyproject.toml, as a
+# third-party package's would.
+envs: Registry[Any] = Registry("envs")
 models: Registry[Any] = Registry("models", ("colbench.models.builtin",))
-simulators: Registry[Any] = Registry("simulators", ("colbench.backend",))
-scorers: Registry[Any] = Registry("scorers", ("colbench.frontend.scoring",))
-trainers: Registry[Any] = Registry("trainers", ("colbench.trainers",))
-executors: Registry[Any] = Registry("executors", ("colbench.plugins",))
+simulators: Registry[Any] = Registry("simulators")
+scorers: Registry[Any] = Registry("scorers")
+trainers: Registry[Any] = Registry("trainers")
+executors: Registry[Any] = Registry("executors")
 
 ALL = {"envs": envs, "models": models, "simulators": simulators, "scorers": scorers,
        "trainers": trainers, "executors": executors}

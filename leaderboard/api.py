@@ -12,6 +12,10 @@ import math
 import secrets
 from typing import Any
 
+from flask import Blueprint, jsonify, request, url_for
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+
 from colbench.leaderboard import queries
 from colbench.leaderboard._db import PENDING, Submission, Token, utcnow
 from colbench.leaderboard.app import state
@@ -24,9 +28,6 @@ from colbench.leaderboard.upload import (
     parse_metadata,
     parse_run,
 )
-from flask import Blueprint, jsonify, request, url_for
-from sqlalchemy import func, select
-from sqlalchemy.exc import IntegrityError
 
 api = Blueprint("api", __name__, url_prefix="/api/v1")
 

@@ -12,12 +12,13 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from flask import Flask, current_app, jsonify, render_template, request
+from werkzeug.exceptions import HTTPException
+
 from colbench.leaderboard._db import Database
 from colbench.leaderboard._settings import LeaderboardSettings, default_db_url
 from colbench.leaderboard.suites import SuiteCatalog
 from colbench.leaderboard.worker import VerificationWorker
-from flask import Flask, current_app, jsonify, render_template, request
-from werkzeug.exceptions import HTTPException
 
 log = logging.getLogger(__name__)
 EXTENSION = "colbench_leaderboard"

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from flask import Blueprint, Flask, abort, render_template, request, url_for
+
 from colbench.leaderboard import queries
 from colbench.leaderboard.app import state
 from colbench.leaderboard.charts import histogram
-from flask import Blueprint, Flask, abort, render_template, request, url_for
 
 pages = Blueprint("pages", __name__)
 

@@ -10,9 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import case, func, select
+
 from colbench.leaderboard._db import LISTED, VERIFIED, Database, Submission
 from colbench.leaderboard._versions import parse_version
-from sqlalchemy import case, func, select
 
 #: Sortable board columns -> what they sort by. "rank" is the server's ranking: success rate,
 #: then score, both recomputed.

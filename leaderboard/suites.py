@@ -87,7 +87,7 @@ class BackendRescorer:
     def _builtin_simulator(self) -> Any:
         with self._lock:
             if self._simulator is None:
-                from colbench.backend.simulator import BuiltinCodeSimulator
+                from colbench.gyms.backend.simulator import BuiltinCodeSimulator
 
                 self._simulator = BuiltinCodeSimulator()
             return self._simulator
@@ -105,8 +105,8 @@ class BackendRescorer:
 
     def check(self, task: Task, record: EpisodeRecord, simulator: str | None,
               scorer: str | None) -> EpisodeCheck:
-        from colbench.backend.protocol import answer_text, extract_code, is_final_answer
-        from colbench.backend.scoring import score_code
+        from colbench.gyms.backend.protocol import answer_text, extract_code, is_final_answer
+        from colbench.gyms.backend.scoring import score_code
 
         where = f"{record.task_id} trial {record.trial}"
         problems: list[str] = []
@@ -193,8 +193,8 @@ def _show(value: Any) -> str:
 
 
 def _backend_suite(sandbox: Any = None) -> Suite:
-    from colbench.backend.env import BackendEnv
-    from colbench.backend.tasks import SPLIT_SIZES, load_backend_tasks
+    from colbench.gyms.backend.env import BackendEnv
+    from colbench.gyms.backend.tasks import SPLIT_SIZES, load_backend_tasks
 
     return Suite(env_id=BACKEND_ENV, load_split=lambda split: load_backend_tasks(split),
                  env_version=BackendEnv.version, max_turns=BackendEnv.default_max_turns,

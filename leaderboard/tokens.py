@@ -11,10 +11,10 @@ import re
 import secrets
 from dataclasses import dataclass
 
-from colbench.leaderboard._db import Database, Token, utcnow
 from sqlalchemy import select
 
 from colbench.errors import ConfigError
+from colbench.leaderboard._db import Database, Token, utcnow
 
 PREFIX = "cbt_"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,99}$")

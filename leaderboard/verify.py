@@ -27,13 +27,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from colbench._version import __version__
 from colbench.leaderboard._db import REJECTED, UNVERIFIED, VERIFIED
 from colbench.leaderboard._settings import LeaderboardSettings
 from colbench.leaderboard._versions import parse_version
 from colbench.leaderboard.suites import EpisodeCheck, SuiteCatalog
 from colbench.leaderboard.upload import ParsedRun
-
-from colbench._version import __version__
 from colbench.records import EpisodeRecord, MetricSummary
 from colbench.stats import aggregate
 

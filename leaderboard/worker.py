@@ -20,14 +20,14 @@ import traceback
 import uuid
 from typing import Any
 
+from sqlalchemy import or_, select, update
+
+from colbench.errors import EnvironmentFailure
 from colbench.leaderboard._db import PENDING, UNVERIFIED, Database, Submission, utcnow
 from colbench.leaderboard._settings import LeaderboardSettings
 from colbench.leaderboard.suites import SuiteCatalog
 from colbench.leaderboard.upload import UploadError, parse_run
 from colbench.leaderboard.verify import Verification, verify_run
-from sqlalchemy import or_, select, update
-
-from colbench.errors import EnvironmentFailure
 
 log = logging.getLogger(__name__)
 _NO_LIMIT = 1 << 62

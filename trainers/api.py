@@ -15,9 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from colbench.trainers.base import TrainResult, resolve_trainer
-
 from colbench.errors import ConfigError
+from colbench.trainers.base import TrainResult, resolve_trainer
 
 TRAIN_RECORD = "colbench_train.json"
 
@@ -35,14 +34,13 @@ def train(name: str, *, model: str, out: str | Path,
     ``config`` is an instance of the trainer's config class (its defaults when None); ``env``,
     when given, is the env the data must come from.
     """
+    from colbench import registry
     from colbench.trainers.data import load_trajectories
     from colbench.trainers.model_io import (
         check_lora_source,
         check_model_source,
         parse_model_spec,
     )
-
-    from colbench import registry
 
     trainer_class = resolve_trainer(name)
     config = trainer_class.config_class() if config is None else config

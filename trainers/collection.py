@@ -27,12 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from colbench.trainers.data import COLLECT_FILE, TASKS_FILE
-
 from colbench.errors import ConfigError
 from colbench.models.base import BaseChatModel, Completion, Conversation, SamplingParams
 from colbench.records import EpisodeRecord, Summary
 from colbench.runner import EvalConfig, Runner, episode_seed
+from colbench.trainers.data import COLLECT_FILE, TASKS_FILE
 
 
 def pool_name(specs: Sequence[str]) -> str:

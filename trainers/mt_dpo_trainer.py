@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from colbench.errors import ConfigError
 from colbench.trainers.base import TrainerPlugin, TrainResult, register_trainer
 from colbench.trainers.data import (
     TrajectoryData,
@@ -23,8 +24,6 @@ from colbench.trainers.data import (
 )
 from colbench.trainers.model_io import ModelSource
 from colbench.trainers.mt_dpo_config import MTDPOConfig
-
-from colbench.errors import ConfigError
 
 
 def pair_rows(pairs: list[TrajectoryPair], tokenizer: Any) -> list[dict[str, Any]]:
@@ -76,6 +75,9 @@ class MTDPOTrainer(TrainerPlugin):
                               "or more, or a pool of --model")
 
     def train(self, model: ModelSource, data: TrajectoryData | None, out: Path) -> TrainResult:
+        from datasets import Dataset
+        from trl import DPOConfig
+
         from colbench.trainers.model_io import (
             load_causal_lm,
             load_tokenizer,
@@ -88,8 +90,6 @@ class MTDPOTrainer(TrainerPlugin):
             save_trained,
             training_arguments,
         )
-        from datasets import Dataset
-        from trl import DPOConfig
 
         assert data is not None
         config = self.config

@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from colbench.errors import ConfigError
+from colbench.records import EpisodeRecord
 from colbench.trainers.base import TrainerPlugin, TrainResult, register_trainer
 from colbench.trainers.data import (
     TrajectoryData,
@@ -22,9 +24,6 @@ from colbench.trainers.data import (
 )
 from colbench.trainers.model_io import ModelSource
 from colbench.trainers.rft_config import RFTConfig
-
-from colbench.errors import ConfigError
-from colbench.records import EpisodeRecord
 
 
 def select_episodes(data: TrajectoryData, config: RFTConfig) -> list[EpisodeRecord]:
@@ -69,6 +68,9 @@ class RFTTrainer(TrainerPlugin):
             raise ConfigError(f"rft: no {rule} episodes to learn from ({data.describe()})")
 
     def train(self, model: ModelSource, data: TrajectoryData | None, out: Path) -> TrainResult:
+        from datasets import Dataset
+        from trl import SFTConfig, SFTTrainer
+
         from colbench.trainers.model_io import (
             load_causal_lm,
             load_tokenizer,
@@ -76,8 +78,6 @@ class RFTTrainer(TrainerPlugin):
             write_model_card,
         )
         from colbench.trainers.trl_ext import make_config, save_trained, training_arguments
-        from datasets import Dataset
-        from trl import SFTConfig, SFTTrainer
 
         assert data is not None
         config = self.config

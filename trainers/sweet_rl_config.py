@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from colbench.trainers.base import TrainerConfig, setting
-
 from colbench.errors import ConfigError
+from colbench.trainers.base import TrainerConfig, setting
 
 
 @dataclass

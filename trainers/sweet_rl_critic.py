@@ -32,6 +32,8 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+
+from colbench.errors import ConfigError
 from colbench.trainers.data import (
     TrajectoryData,
     TrajectoryPair,
@@ -41,8 +43,6 @@ from colbench.trainers.data import (
 )
 from colbench.trainers.tokenize import tokenize_continuation
 from colbench.trainers.trl_ext import TurnMaskedDPOTrainer
-
-from colbench.errors import ConfigError
 
 Message = dict[str, str]
 

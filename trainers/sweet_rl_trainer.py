@@ -33,6 +33,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+from colbench.errors import ConfigError
 from colbench.trainers.base import TrainerPlugin, TrainResult, register_trainer
 from colbench.trainers.data import (
     TrajectoryData,
@@ -43,8 +44,6 @@ from colbench.trainers.data import (
 )
 from colbench.trainers.model_io import ModelSource
 from colbench.trainers.sweet_rl_config import SweetRLConfig
-
-from colbench.errors import ConfigError
 
 CRITIC_DIR = "critic"
 ACTOR_PAIRS = "actor_pairs.jsonl"
@@ -113,11 +112,12 @@ class SweetRLTrainer(TrainerPlugin):
     def train_critic(self, model: ModelSource, data: TrajectoryData, tokenizer: Any,
                      out: Path) -> Path:
         """Stage 1: train the critic into ``out`` (model or adapter, and the tokenizer)."""
+        from datasets import Dataset
+        from trl import DPOConfig
+
         from colbench.trainers.model_io import load_causal_lm, lora_config
         from colbench.trainers.sweet_rl_critic import SweetCriticTrainer, critic_rows
         from colbench.trainers.trl_ext import make_config, save_trained, training_arguments
-        from datasets import Dataset
-        from trl import DPOConfig
 
         config = self.config
         pairs = critic_pairs(data, config)
@@ -149,9 +149,10 @@ class SweetRLTrainer(TrainerPlugin):
     def load_scorer(self, model: ModelSource, critic_dir: Path, tokenizer: Any,
                     device: Any) -> Any:
         """The critic in ``critic_dir`` and its reference (the starting model), for scoring."""
+        from transformers import AutoModelForCausalLM
+
         from colbench.trainers.model_io import load_causal_lm
         from colbench.trainers.sweet_rl_critic import CriticScorer
-        from transformers import AutoModelForCausalLM
 
         config = self.config
         dtype = _inference_dtype(config.dtype, device)
@@ -175,11 +176,10 @@ class SweetRLTrainer(TrainerPlugin):
     def make_actor_pairs(self, model: ModelSource, data: TrajectoryData, tokenizer: Any,
                          critic_dir: Path, device: Any) -> list[dict[str, Any]]:
         """Stage 2a: sample candidates for the chosen turns, score them, pair them."""
-        from colbench.trainers.model_io import load_causal_lm
-        from colbench.trainers.sweet_rl_critic import critic_messages
-
         from colbench.models.base import SamplingParams
         from colbench.models.hf import HFChatModel
+        from colbench.trainers.model_io import load_causal_lm
+        from colbench.trainers.sweet_rl_critic import critic_messages
 
         config = self.config
         turns = select_turns(data, config.turn_fraction, config.seed)
@@ -221,6 +221,9 @@ class SweetRLTrainer(TrainerPlugin):
     def train_actor(self, model: ModelSource, pairs: list[dict[str, Any]], tokenizer: Any,
                     out: Path) -> dict[str, Any]:
         """Stage 2b: per-turn DPO with an NLL term on the candidate pairs."""
+        from datasets import Dataset
+        from trl import DPOConfig
+
         from colbench.trainers.model_io import load_causal_lm, lora_config
         from colbench.trainers.mt_dpo_trainer import dpo_loss_settings
         from colbench.trainers.tokenize import tokenize_continuation
@@ -230,8 +233,6 @@ class SweetRLTrainer(TrainerPlugin):
             save_trained,
             training_arguments,
         )
-        from datasets import Dataset
-        from trl import DPOConfig
 
         config = self.config
         rows = []
@@ -264,6 +265,7 @@ class SweetRLTrainer(TrainerPlugin):
     # -- the whole run ----------------------------------------------------------------------------
     def train(self, model: ModelSource, data: TrajectoryData | None, out: Path) -> TrainResult:
         from accelerate import PartialState
+
         from colbench.trainers.model_io import load_tokenizer, write_model_card
 
         assert data is not None

@@ -59,7 +59,7 @@ def _hub_rows_to_file(dataset_id: str, split: str, path: Path) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from colbench.backend.tasks import cache_dir, import_official
+    from colbench.gyms.backend.tasks import cache_dir, import_official
 
     source = args.source
     if source.startswith("hf:"):
@@ -81,7 +81,7 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from colbench.backend.tasks import load_backend_tasks
+    from colbench.gyms.backend.tasks import load_backend_tasks
 
     splits = ("test", "train") if args.split == "all" else (args.split,)
     for split in splits:
@@ -91,7 +91,7 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from colbench.backend.tasks import cache_dir
+    from colbench.gyms.backend.tasks import cache_dir
     from colbench.tasks import TaskSetManifest
 
     rows = []

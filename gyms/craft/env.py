@@ -6,13 +6,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from colbench.env import Message, Outcome, ScriptedAgent, TextEnv
+from colbench.errors import ConfigError
 from colbench.gyms.craft.game import ActionError, CraftingGame, extract_command
 from colbench.gyms.craft.planner import plan_actions
 from colbench.gyms.craft.recipes import RecipeBook, load_recipe_book
 from colbench.gyms.craft.tasks import DEFAULT_DISTRACTORS, load_textcraft_tasks
-
-from colbench.env import Message, Outcome, ScriptedAgent, TextEnv
-from colbench.errors import ConfigError
 from colbench.tasks import Task, TaskSet
 
 SYSTEM_PROMPT = """You are playing TextCraft, a crafting game with Minecraft recipes. You start \

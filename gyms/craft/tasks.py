@@ -19,10 +19,9 @@ import hashlib
 import random
 import re
 
+from colbench.errors import ConfigError
 from colbench.gyms.craft.planner import plan_actions
 from colbench.gyms.craft.recipes import RecipeBook, display_name, load_recipe_book
-
-from colbench.errors import ConfigError
 from colbench.tasks import Task, TaskSet
 
 SUITE = "textcraft"

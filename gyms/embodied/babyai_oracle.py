@@ -24,6 +24,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
+from colbench.env import Message, ScriptedAgent
 from colbench.gyms.embodied.babyai_world import (
     DIR_VECS,
     DROP,
@@ -35,8 +36,6 @@ from colbench.gyms.embodied.babyai_world import (
     Pos,
     World,
 )
-
-from colbench.env import Message, ScriptedAgent
 
 PRIMITIVE_TEXT = {LEFT: "turn left", RIGHT: "turn right", FORWARD: "move forward",
                   PICKUP: "pick up", DROP: "drop", TOGGLE: "toggle"}

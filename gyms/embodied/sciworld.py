@@ -15,10 +15,9 @@ import subprocess
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from colbench.gyms.embodied.sciworld_tasks import load_sciworld_tasks
-
 from colbench.env import Message, Outcome, ScriptedAgent, TextEnv
 from colbench.errors import ColbenchError, ConfigError, EnvironmentFailure, MissingExtraError
+from colbench.gyms.embodied.sciworld_tasks import load_sciworld_tasks
 from colbench.tasks import Task, TaskSet
 
 JAVA_HELP = ("ScienceWorld runs on Java 17 or newer, and no 'java' was found on PATH or in "

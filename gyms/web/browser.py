@@ -32,10 +32,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
+from colbench.errors import ConfigError, EnvironmentFailure
 from colbench.gyms.web.actions import Action
 from colbench.gyms.web.axtree import ID_ATTRIBUTE
-
-from colbench.errors import ConfigError, EnvironmentFailure
 
 T = TypeVar("T")
 

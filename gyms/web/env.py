@@ -8,6 +8,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
 
+from colbench.env import Outcome, TextEnv
+from colbench.errors import ConfigError, EnvironmentFailure
 from colbench.gyms.web.actions import Action, ActionError, action_help, parse_action
 from colbench.gyms.web.axtree import DomInfo, render_tree
 from colbench.gyms.web.browser import BrowserHub, BrowserSession, Snapshot, shared_hub
@@ -17,9 +19,6 @@ from colbench.gyms.web.site_process import SiteProcess
 from colbench.gyms.web.sites import SITE_NAMES, START_USER
 from colbench.gyms.web.sites.common import session_cookie_value
 from colbench.gyms.web.tasks import load_web_tasks
-
-from colbench.env import Outcome, TextEnv
-from colbench.errors import ConfigError, EnvironmentFailure
 from colbench.tasks import Task, TaskSet
 
 SYSTEM_PROMPT = """You are a web agent. You use a web browser on one website to reach the \

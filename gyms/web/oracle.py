@@ -23,9 +23,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from colbench.gyms.web.axtree import TreeNode, parse_tree
-
 from colbench.env import Message, ScriptedAgent
+from colbench.gyms.web.axtree import TreeNode, parse_tree
 
 ELEMENT_STEPS = ("click", "fill", "select")
 

@@ -20,9 +20,8 @@ import threading
 import time
 from pathlib import Path
 
-from colbench.gyms.web.sites import site_module
-
 from colbench.errors import EnvironmentFailure
+from colbench.gyms.web.sites import site_module
 
 _pristine_lock = threading.Lock()
 _pristine: dict[str, Path] = {}

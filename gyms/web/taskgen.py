@@ -21,7 +21,6 @@ from colbench.gyms.web.plans import Draft
 from colbench.gyms.web.site_process import pristine_db
 from colbench.gyms.web.sites import SITE_NAMES, site_module
 from colbench.gyms.web.tasks import KINDS, SPLITS, task_file
-
 from colbench.tasks import Task, TaskSet
 
 SUITE = "web"

@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from colbench.gyms.web.sites import SITE_NAMES
-
 from colbench.errors import ConfigError
+from colbench.gyms.web.sites import SITE_NAMES
 from colbench.tasks import TaskSet
 
 TASK_DIR = Path(__file__).resolve().parent / "taskdata"

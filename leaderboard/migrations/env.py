@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from alembic import context
+
 from colbench.leaderboard._db import Base
 
 connection = context.config.attributes.get("connection")

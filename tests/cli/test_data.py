@@ -17,7 +17,7 @@ ROW = {
 
 @pytest.fixture()
 def cache(tmp_path, monkeypatch):
-    from colbench.backend import tasks
+    from colbench.gyms.backend import tasks
 
     monkeypatch.setenv("COLBENCH_CACHE", str(tmp_path / "cache"))
     tasks.clear_memory_cache()
@@ -31,7 +31,7 @@ def test_import_then_load_by_name(tmp_path, cache, capsys):
     assert main(["data", "import", "backend", str(src), "--name", "mine"]) == 0
     out = capsys.readouterr().out
     assert "imported 1 tasks as 'mine'" in out
-    from colbench.backend.tasks import load_backend_tasks
+    from colbench.gyms.backend.tasks import load_backend_tasks
 
     task_set = load_backend_tasks("test", source="mine")
     assert task_set[0].privileged["test_cases"] == ROW["test_cases"]

@@ -7,6 +7,7 @@ import pytest
 
 pytest.importorskip("minigrid", reason="BabyAI needs the [embodied] extra")
 
+import colbench  # noqa: E402,F401  (registers the env ids)
 from colbench.gyms.embodied.babyai import (  # noqa: E402
     LEVELS,
     SPLIT_SEEDS,
@@ -16,8 +17,6 @@ from colbench.gyms.embodied.babyai import (  # noqa: E402
 )
 from colbench.gyms.embodied.babyai_oracle import BabyAIOracle  # noqa: E402
 from colbench.gyms.embodied.babyai_world import FORWARD, LEFT, PICKUP  # noqa: E402
-
-import colbench  # noqa: E402,F401  (registers the env ids)
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ import pytest
 
 pytest.importorskip("scienceworld", reason="SciWorld needs the [embodied] extra")
 
+import colbench  # noqa: E402,F401  (registers the env ids)
 from colbench.gyms.embodied import sciworld  # noqa: E402
 from colbench.gyms.embodied.sciworld_tasks import (  # noqa: E402
     SPLITS,
@@ -17,8 +18,6 @@ from colbench.gyms.embodied.sciworld_tasks import (  # noqa: E402
     read_gold_table,
     read_variation_table,
 )
-
-import colbench  # noqa: E402,F401  (registers the env ids)
 from colbench.tasks import TaskSet  # noqa: E402
 
 needs_java = pytest.mark.skipif(

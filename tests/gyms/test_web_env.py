@@ -19,14 +19,13 @@ import pytest
 pytest.importorskip("flask", reason="the web gym needs colbench[web]")
 pytest.importorskip("playwright", reason="the web gym needs colbench[web]")
 
+from colbench.errors import EnvironmentFailure  # noqa: E402
 from colbench.gyms.web.browser import find_chromium  # noqa: E402
 from colbench.gyms.web.checkers import goal_reached  # noqa: E402
 from colbench.gyms.web.env import WebEnv  # noqa: E402
 from colbench.gyms.web.oracle import page_nodes  # noqa: E402
 from colbench.gyms.web.site_process import pristine_db  # noqa: E402
 from colbench.gyms.web.tasks import load_web_tasks  # noqa: E402
-
-from colbench.errors import EnvironmentFailure  # noqa: E402
 from colbench.models.base import BaseChatModel, Completion  # noqa: E402
 from colbench.runner.evaluate import EvalConfig, evaluate  # noqa: E402
 from colbench.tasks import TaskSet  # noqa: E402

@@ -15,6 +15,7 @@ import pytest
 pytest.importorskip("flask", reason="the web gym needs colbench[web]")
 pytest.importorskip("playwright", reason="the web gym needs colbench[web]")
 
+from colbench.errors import ConfigError  # noqa: E402
 from colbench.gyms.web.checkers import (  # noqa: E402
     EpisodeEnd,
     check_answer,
@@ -30,8 +31,6 @@ from colbench.gyms.web.sites import SITE_NAMES, site_module  # noqa: E402
 from colbench.gyms.web.sites.common import session_cookie_value  # noqa: E402
 from colbench.gyms.web.taskgen import main as taskgen_main  # noqa: E402
 from colbench.gyms.web.tasks import KINDS, load_web_tasks  # noqa: E402
-
-from colbench.errors import ConfigError  # noqa: E402
 
 
 @pytest.fixture(scope="module")

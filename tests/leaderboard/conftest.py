@@ -31,7 +31,6 @@ pytest.importorskip("sqlalchemy", reason="the leaderboard needs pip install "
 from colbench.leaderboard import LeaderboardSettings, create_app  # noqa: E402
 from colbench.leaderboard.app import EXTENSION, LeaderboardState  # noqa: E402
 from colbench.leaderboard.tokens import create_token  # noqa: E402
-
 from colbench.runner import EvalConfig, evaluate  # noqa: E402
 
 POSTGRES_ENV = "COLBENCH_TEST_POSTGRES_URL"
@@ -60,8 +59,9 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield f"sqlite:///{tmp_path / 'leaderboard.db'}"
         return
     base = _postgres_url()
-    from colbench.leaderboard._db import normalise_url
     from sqlalchemy import create_engine, text
+
+    from colbench.leaderboard._db import normalise_url
 
     schema = f"lbtest_{secrets.token_hex(6)}"
     admin = create_engine(normalise_url(base))
@@ -90,8 +90,9 @@ class Board:
         return self.app.test_client()
 
     def count(self) -> int:
-        from colbench.leaderboard._db import Submission
         from sqlalchemy import func, select
+
+        from colbench.leaderboard._db import Submission
 
         with self.state.db.read() as session:
             return int(session.scalar(select(func.count()).select_from(Submission)) or 0)

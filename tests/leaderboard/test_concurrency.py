@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+
 from colbench.leaderboard.client import multipart
 
 from .conftest import BACKEND, make_board, read_records, serve_in_thread

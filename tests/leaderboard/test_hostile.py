@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from colbench.leaderboard.tokens import create_token, revoke_token
 
 from .conftest import (

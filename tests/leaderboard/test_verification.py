@@ -110,7 +110,7 @@ def test_an_edited_simulator_reply_is_caught(board: Board, runs, tmp_path: Path)
 
 def test_a_run_on_other_tasks_is_refused_and_nothing_is_stored(board: Board, runs,
                                                                tmp_path: Path) -> None:
-    from colbench.backend.tasks import load_backend_tasks
+    from colbench.gyms.backend.tasks import load_backend_tasks
     from colbench.runner import EvalConfig, evaluate
     from colbench.tasks import Task, TaskSet
 

@@ -7,6 +7,10 @@ import gzip
 import time
 
 import pytest
+
+from colbench.errors import ConfigError, EnvironmentFailure
+from colbench.gyms.backend.env import BackendEnv
+from colbench.gyms.backend.tasks import load_backend_tasks
 from colbench.leaderboard import LeaderboardSettings, create_app
 from colbench.leaderboard._db import make_engine, normalise_url
 from colbench.leaderboard.app import EXTENSION
@@ -15,10 +19,6 @@ from colbench.leaderboard.suites import BACKEND_ENV, Suite, SuiteCatalog
 from colbench.leaderboard.tokens import create_token
 from colbench.leaderboard.upload import UploadError, decompress
 from colbench.leaderboard.worker import VerificationWorker
-
-from colbench.backend.env import BackendEnv
-from colbench.backend.tasks import load_backend_tasks
-from colbench.errors import ConfigError, EnvironmentFailure
 
 from .conftest import Board, make_board, post
 

@@ -8,13 +8,12 @@ import pytest
 for _module in ("torch", "transformers", "trl", "peft", "datasets", "accelerate"):
     pytest.importorskip(_module, reason="the trainers need colbench[train]")
 
+from colbench.cli.main import main  # noqa: E402
+from colbench.errors import ConfigError  # noqa: E402
 from colbench.trainers.config_io import build_config, config_fields, config_to_yaml  # noqa: E402
 from colbench.trainers.mt_dpo_config import MTDPOConfig  # noqa: E402
 from colbench.trainers.rft_config import RFTConfig  # noqa: E402
 from colbench.trainers.sweet_rl_config import SweetRLConfig  # noqa: E402
-
-from colbench.cli.main import main  # noqa: E402
-from colbench.errors import ConfigError  # noqa: E402
 
 
 def test_sweet_rl_defaults_are_the_papers():

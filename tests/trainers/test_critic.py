@@ -12,6 +12,9 @@ for _module in ("torch", "transformers", "trl", "peft", "datasets", "accelerate"
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+
+from colbench.records import EpisodeRecord, TurnRecord  # noqa: E402
+from colbench.tasks import Task  # noqa: E402
 from colbench.trainers import TrajectoryData, trajectory_pairs  # noqa: E402
 from colbench.trainers.sweet_rl_critic import (  # noqa: E402
     CriticScorer,
@@ -21,9 +24,6 @@ from colbench.trainers.sweet_rl_critic import (  # noqa: E402
     turn_advantages,
 )
 from colbench.trainers.tokenize import tokenize_prompt  # noqa: E402
-
-from colbench.records import EpisodeRecord, TurnRecord  # noqa: E402
-from colbench.tasks import Task  # noqa: E402
 
 PROMPT = [{"role": "system", "content": "Please round the result to two decimals ."},
           {"role": "user", "content": "Hello , how can I help you write this function ?"}]
@@ -99,9 +99,10 @@ def _episode(task_id: str, trial: int, actions: list[str], observations: list[st
 
 
 def test_critic_trainer_loss_and_gradients_match_a_direct_implementation(models, tmp_path):
-    from colbench.trainers.sweet_rl_critic import SweetCriticTrainer
     from transformers import AutoModelForCausalLM
     from trl import DPOConfig
+
+    from colbench.trainers.sweet_rl_critic import SweetCriticTrainer
 
     tokenizer, _, _, critic_path, ref_path = models
     hello = PROMPT[1]["content"]

@@ -13,6 +13,11 @@ for _module in ("torch", "transformers", "trl", "peft", "datasets", "accelerate"
     pytest.importorskip(_module, reason="the trainers need colbench[train]")
 
 import helpers_env  # noqa: E402
+
+from colbench.errors import ConfigError  # noqa: E402
+from colbench.records import EpisodeRecord, TurnRecord  # noqa: E402
+from colbench.runner.results import read_episodes  # noqa: E402
+from colbench.tasks import Task, TaskSet  # noqa: E402
 from colbench.trainers import (  # noqa: E402
     CollectConfig,
     TrajectoryData,
@@ -25,11 +30,6 @@ from colbench.trainers import (  # noqa: E402
     with_privileged,
 )
 from colbench.trainers.collection import draw_model  # noqa: E402
-
-from colbench.errors import ConfigError  # noqa: E402
-from colbench.records import EpisodeRecord, TurnRecord  # noqa: E402
-from colbench.runner.results import read_episodes  # noqa: E402
-from colbench.tasks import Task, TaskSet  # noqa: E402
 
 POOL = ["scripted:oracle", "scripted:no-ask", "scripted:asker"]
 MARKER = "HIDDEN-REFERENCE-7f3a"

@@ -16,11 +16,10 @@ import pytest
 for _module in ("torch", "transformers", "trl", "peft", "datasets", "accelerate"):
     pytest.importorskip(_module, reason="the trainers need colbench[train]")
 
-from colbench.trainers import TrainerPlugin  # noqa: E402
-
 from colbench import registry  # noqa: E402
 from colbench.cli.main import main  # noqa: E402
 from colbench.errors import ConfigError  # noqa: E402
+from colbench.trainers import TrainerPlugin  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "trainer_plugin"
 

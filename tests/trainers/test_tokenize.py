@@ -9,14 +9,13 @@ import pytest
 for _module in ("torch", "transformers", "trl", "peft", "datasets", "accelerate"):
     pytest.importorskip(_module, reason="the trainers need colbench[train]")
 
+from colbench.errors import ConfigError  # noqa: E402
 from colbench.trainers.tokenize import (  # noqa: E402
     render,
     tokenize_continuation,
     tokenize_conversation,
     tokenize_prompt,
 )
-
-from colbench.errors import ConfigError  # noqa: E402
 
 CONVERSATION = [
     {"role": "system", "content": "Please round the result to two decimals ."},

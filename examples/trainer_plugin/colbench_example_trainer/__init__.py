@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from colbench.errors import ConfigError
 from colbench.trainers import (
     ModelSource,
     TrainerConfig,
@@ -22,8 +23,6 @@ from colbench.trainers import (
     setting,
     tokenize_conversation,
 )
-
-from colbench.errors import ConfigError
 
 
 @dataclass
@@ -64,6 +63,9 @@ class BestOfKTrainer(TrainerPlugin):
 
     def train(self, model: ModelSource, data: TrajectoryData | None, out: Path) -> TrainResult:
         # Heavy imports here, so that listing trainers stays fast.
+        from datasets import Dataset
+        from trl import SFTConfig, SFTTrainer
+
         from colbench.trainers.model_io import (
             load_causal_lm,
             load_tokenizer,
@@ -71,8 +73,6 @@ class BestOfKTrainer(TrainerPlugin):
             write_model_card,
         )
         from colbench.trainers.trl_ext import make_config, save_trained, training_arguments
-        from datasets import Dataset
-        from trl import SFTConfig, SFTTrainer
 
         assert data is not None
         config = self.config

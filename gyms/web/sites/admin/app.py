@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from flask import Flask, abort, flash, redirect, render_template, request, url_for
+
 from colbench.gyms.web.sites.admin.seed import (
     LANGUAGES,
     PAGE_SIZES,
@@ -25,7 +27,6 @@ from colbench.gyms.web.sites.common import (
     scalar,
     url_with,
 )
-from flask import Flask, abort, flash, redirect, render_template, request, url_for
 
 ARTICLE_SQL = """
 SELECT a.*, s.name AS section, s.slug AS section_slug, u.name AS author

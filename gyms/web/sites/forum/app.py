@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from flask import Flask, abort, flash, redirect, render_template, request, url_for
+
 from colbench.gyms.web.sites.common import (
     SITE_NOW,
     Page,
@@ -20,7 +22,6 @@ from colbench.gyms.web.sites.common import (
     scalar,
     url_with,
 )
-from flask import Flask, abort, flash, redirect, render_template, request, url_for
 
 THREAD_SQL = """
 SELECT t.*, u.username, u.display_name, b.slug AS board_slug, b.name AS board_name,

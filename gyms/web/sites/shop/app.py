@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from flask import Flask, abort, flash, redirect, render_template, request, url_for
+
 from colbench.gyms.web.sites.common import (
     SITE_NOW,
     Page,
@@ -21,7 +23,6 @@ from colbench.gyms.web.sites.common import (
     url_with,
 )
 from colbench.gyms.web.sites.shop.seed import COUNTRIES, SHIPPING
-from flask import Flask, abort, flash, redirect, render_template, request, url_for
 
 SORTS = {"relevance": ("Relevance", "p.id"),
          "price_asc": ("Price: low to high", "p.price_cents, p.name"),

@@ -1,0 +1,139 @@
+"""The ColBench Backend Programming environment."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from colbench.env import Outcome, TextEnv
+from colbench.gyms.backend.protocol import ANSWER_MARKER, answer_text, extract_code, is_final_answer
+from colbench.gyms.backend.scoring import score_code
+from colbench.simulators import Simulator
+from colbench.tasks import Task, TaskSet
+
+SYSTEM_PROMPT = """You are helping a person write a Python function. They describe what they \
+need, but their request leaves out details that only they know: exact thresholds, special \
+cases, rounding, ordering, defaults, error conventions. Ask them short questions to learn those \
+details; they answer in plain words and never write code. You have at most {max_turns} \
+messages in total. When you are ready, send a message that starts with "{marker}" followed by \
+the complete function in Python (you may add imports and helper functions). Your last allowed \
+message counts as your answer whatever it says."""
+
+
+class BackendEnv(TextEnv):
+    """## Description
+
+    ColBench Backend Programming. A simulated person asks for a Python function with a vague
+    request that ends in the function's signature; the details that decide its behaviour
+    (thresholds, special branches, rounding, ordering, defaults, errors) are hidden in the
+    person's reference implementation. The agent asks questions, then answers with code, which
+    is scored on ten hidden test calls.
+
+    ## Observation
+
+    Text (``AnyText``, up to 100,000 characters): first the person's request, then after each
+    agent message the person's reply (at most two sentences, 400 characters).
+
+    ## Action
+
+    Text: the agent's whole message. A message containing ``I WANT TO ANSWER:`` is the final
+    answer (the text after the marker, with code in fences or bare). At the last turn the
+    whole message counts as the answer.
+
+    ## Reward
+
+    0 on every turn but the last; on the last, the fraction of the ten tests passed. A test
+    passes when the answer returns the reference's value on that call and that value is not
+    None. The terminal ``info["metrics"]`` holds ``success`` (all ten passed), ``score``,
+    ``tests_passed``, ``tests_total``, ``verdict``, ``reason``, ``questions`` and ``turns``.
+
+    ## Termination
+
+    ``terminated`` when the agent answers. When the budget of ``max_turns`` (default 10) runs
+    out, the last message is scored as the answer and the episode is ``truncated``.
+
+    ## Arguments
+
+    ``split`` ("train" or "test"), ``tasks`` (a task-set name, a colbench task JSONL or a
+    published ColBench backend JSONL), ``max_turns``, ``simulator`` ("builtin" or a model
+    spec for the model-backed person), ``compat`` (apply the reference harness's blocklist to
+    answers), ``sandbox`` (a ``colbench.sandbox.Sandbox``; the shared pool by default).
+
+    ## Registered ids
+
+    ``colbench/Backend-v0``.
+
+    ## Versions
+
+    * v0: first version.
+    """
+
+    env_id: ClassVar[str] = "colbench/Backend"
+    version: ClassVar[str] = "0"
+    default_max_turns: ClassVar[int] = 10
+
+    def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
+                 max_turns: int | None = None, simulator: str | Simulator | None = None,
+                 compat: bool = False, sandbox: Any = None,
+                 render_mode: str | None = None) -> None:
+        from colbench.gyms.backend.simulator import make_simulator
+        from colbench.gyms.backend.tasks import load_backend_tasks
+
+        task_set = tasks if isinstance(tasks, TaskSet) else load_backend_tasks(split, source=tasks)
+        super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
+        self.simulator: Simulator = (simulator if simulator is not None
+                                     and not isinstance(simulator, str)
+                                     else make_simulator(simulator))
+        self.compat = bool(compat)
+        self._sandbox = sandbox
+        self._dialogue: list[dict[str, str]] = []
+        self._questions = 0
+
+    @property
+    def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]
+        from colbench.gyms.backend.scripted import SCRIPTED_AGENTS
+
+        return SCRIPTED_AGENTS
+
+    @property
+    def sandbox(self) -> Any:
+        if self._sandbox is None:
+            from colbench.sandbox import get_sandbox
+
+            self._sandbox = get_sandbox()
+        return self._sandbox
+
+    def system_prompt(self, task: Task) -> str:
+        return SYSTEM_PROMPT.format(max_turns=self._episode_max_turns, marker=ANSWER_MARKER)
+
+    def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:
+        self._dialogue = [{"role": "user", "content": task.prompt}]
+        self._questions = 0
+        return task.prompt, {}
+
+    def _act(self, action: str, *, last_turn: bool) -> Outcome:
+        assert self.task is not None
+        final = is_final_answer(action)
+        if not final and not last_turn:
+            reply = self.simulator.reply(self.task, list(self._dialogue), action)
+            self._questions += 1
+            self._dialogue += [{"role": "assistant", "content": action},
+                               {"role": "user", "content": reply}]
+            return Outcome(observation=reply)
+        code = extract_code(answer_text(action))
+        blocklist = None
+        if self.compat:
+            from colbench.sandbox import REFERENCE_BLOCKLIST
+
+            blocklist = list(REFERENCE_BLOCKLIST)
+        metrics = score_code(self.task, code, self.sandbox, blocklist=blocklist)
+        metrics.update(questions=self._questions, turns=self.turn, answered=final)
+        observation = (f"Your answer passed {metrics['tests_passed']} of "
+                       f"{metrics['tests_total']} hidden tests.")
+        return Outcome(observation=observation, reward=metrics["score"], terminated=final,
+                       info={"final_answer": code}, metrics=metrics)
+
+    def describe(self) -> dict[str, Any]:
+        facts = super().describe()
+        facts.update(simulator=self.simulator.name,
+                     scorer="hidden-tests" + ("+compat" if self.compat else ""))
+        return facts
