@@ -9,88 +9,45 @@ a ``README.md`` model card says how it was made.
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from colbench.errors import ConfigError, MissingExtraError
-from colbench.models.spec import split_options
+from colbench.models.hf_spec import DTYPES, HFSource, looks_like_path, parse_hf_spec
+from colbench.models.hf_spec import KIND as HF_KIND
 
 #: The ``hf:`` options a trainer understands; sampling and batching options are irrelevant here.
 _TRAIN_OPTIONS = ("adapter", "dtype", "trust_remote_code", "device", "batch_size", "batch_wait")
 
-
-@dataclass(frozen=True)
-class ModelSource:
-    """Where a trainer's starting weights come from."""
-
-    spec: str
-    #: A local directory or a hub id holding a full model.
-    base: str
-    #: A PEFT adapter to merge into ``base`` before training, if any.
-    adapter: str | None = None
-    options: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def is_local(self) -> bool:
-        return os.path.isdir(self.base)
-
-
-def _looks_like_path(target: str) -> bool:
-    return target.startswith((".", "/", "~")) or os.path.exists(os.path.expanduser(target))
+#: Where a trainer's starting weights come from: the core's reading of an ``hf:`` spec
+#: (``spec``, ``base``, ``adapter``, ``options``, ``is_local``), under the trainers' own name.
+ModelSource = HFSource
 
 
 def parse_model_spec(spec: str) -> ModelSource:
     """``hf:PATH_OR_ID[?options]`` (or a bare path or hub id) -> :class:`ModelSource`.
 
-    Other kinds (``openai:``, ``scripted:``...) have no weights to train: that is an error
-    naming the spec.
+    The weights are found as ``colbench evaluate`` finds them
+    (:func:`colbench.models.hf_spec.parse_hf_spec`), so a trainer starts from exactly the
+    model the spec evaluates. Other kinds (``openai:``, ``scripted:``...) have no weights to
+    train: that is an error naming the spec, as is an option that means nothing to a trainer.
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ConfigError("--model is empty; give hf:PATH_OR_ID")
-    kind, sep, rest = spec.partition(":")
-    if sep and kind == "hf":
-        target, options = split_options(rest)
-    elif sep and not _looks_like_path(spec) and "/" not in kind:
+    kind, sep, _ = spec.partition(":")
+    if sep and kind != HF_KIND and not looks_like_path(spec) and "/" not in kind:
         raise ConfigError(f"model spec {spec!r} has no weights a trainer can update; trainers "
                           "take a local transformers model: hf:PATH_OR_ID")
-    else:
-        target, options = split_options(spec)
-    if not target:
-        raise ConfigError(f"model spec {spec!r} names no model; give hf:PATH_OR_ID")
-    unknown = sorted(set(options) - set(_TRAIN_OPTIONS))
+    # A bare path or hub id means the same as with the hf: prefix.
+    source = parse_hf_spec(spec if sep and kind == HF_KIND else f"{HF_KIND}:{spec}",
+                           label=f"model spec {spec!r}:")
+    unknown = sorted(set(source.options) - set(_TRAIN_OPTIONS))
     if unknown:
         raise ConfigError(f"model spec {spec!r}: option(s) {', '.join(unknown)} mean nothing "
                           f"to a trainer (known: {', '.join(_TRAIN_OPTIONS)})")
-    adapter = options.get("adapter") or None
-    if _looks_like_path(target):
-        local = Path(os.path.expanduser(target))
-        if not local.is_dir():
-            raise ConfigError(f"model spec {spec!r}: no model directory at {str(local)!r}")
-        if (local / "adapter_config.json").is_file() and not (local / "config.json").is_file():
-            if adapter is not None:
-                raise ConfigError(f"model spec {spec!r}: {local} is itself an adapter; do not "
-                                  "also pass adapter=")
-            adapter, target = str(local), _adapter_base(local)
-        else:
-            target = str(local)
-    if adapter is not None:
-        adapter = os.path.expanduser(adapter)
-        if not os.path.isfile(os.path.join(adapter, "adapter_config.json")):
-            raise ConfigError(f"model spec {spec!r}: {adapter!r} is not a PEFT adapter "
-                              "(no adapter_config.json)")
-    return ModelSource(spec=spec, base=target, adapter=adapter, options=options)
-
-
-def _adapter_base(adapter_dir: Path) -> str:
-    try:
-        return str(json.loads((adapter_dir / "adapter_config.json").read_text())[
-            "base_model_name_or_path"])
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(f"{adapter_dir}/adapter_config.json names no base model ({exc!r})"
-                          ) from None
+    return dataclasses.replace(source, spec=spec)
 
 
 def _transformers() -> Any:
@@ -143,8 +100,8 @@ def resolve_dtype(name: str) -> Any:
 
     if name == "auto":
         return torch.float32
-    if name not in ("float32", "bfloat16", "float16"):
-        raise ConfigError(f"dtype must be auto, float32, bfloat16 or float16, got {name!r}")
+    if name not in DTYPES:
+        raise ConfigError(f"dtype must be one of {', '.join(DTYPES)}, got {name!r}")
     return getattr(torch, name)
 
 

@@ -40,18 +40,17 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
-import json
 import os
 import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from colbench.errors import ConfigError, MissingExtraError
 from colbench.models.base import BaseChatModel, Completion, Conversation, SamplingParams
+from colbench.models.hf_spec import DTYPES, KIND, locate_weights
 from colbench.models.options import (
     apply_sampling,
     as_bool,
@@ -62,9 +61,7 @@ from colbench.models.options import (
 )
 from colbench.models.spec import split_options
 
-KIND = "hf"
 _OPTION_KEYS = ("adapter", "dtype", "device", "batch_size", "batch_wait", "trust_remote_code")
-_DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 #: Used when the tokenizer has no chat template of its own (base models, bare tokenizers).
 FALLBACK_CHAT_TEMPLATE = (
@@ -209,11 +206,6 @@ def _import_torch_transformers() -> tuple[Any, Any]:
     return torch, transformers
 
 
-def _looks_like_path(target: str) -> bool:
-    """A hub id is ``org/name``; anything that starts like a path, or exists, is a path."""
-    return target.startswith((".", "/", "~")) or os.path.exists(os.path.expanduser(target))
-
-
 def resolve_device(torch: Any, device: str) -> str:
     if device == "auto":
         if torch.cuda.is_available():
@@ -232,33 +224,10 @@ def load_hf(target: str, *, adapter: str | None = None, dtype: str = "auto",
             device: str = "auto", trust_remote_code: bool = False) -> tuple[Any, Any, str]:
     """Load ``(model, tokenizer, device)`` for ``hf:target``; raise ConfigError on bad input."""
     torch, transformers = _import_torch_transformers()
-    if dtype not in _DTYPES:
-        raise ConfigError(f"hf: dtype={dtype!r} is not one of {', '.join(_DTYPES)}")
-    if _looks_like_path(target):
-        local = Path(os.path.expanduser(target))
-        if not local.is_dir():
-            raise ConfigError(f"hf: no model directory at {str(local)!r}")
-        if (local / "adapter_config.json").is_file() and not (local / "config.json").is_file():
-            if adapter is not None:
-                raise ConfigError(f"hf: {str(local)!r} is itself a PEFT adapter; do not also "
-                                  f"pass adapter={adapter}")
-            try:
-                base = json.loads((local / "adapter_config.json").read_text())[
-                    "base_model_name_or_path"]
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ConfigError(f"hf: {local}/adapter_config.json names no base model "
-                                  f"({exc!r}); pass hf:BASE?adapter={local}") from None
-            adapter, target = str(local), str(base)
-        else:
-            target = str(local)
+    if dtype not in DTYPES:
+        raise ConfigError(f"hf: dtype={dtype!r} is not one of {', '.join(DTYPES)}")
+    target, adapter = locate_weights(target, adapter, label="hf:")
     if adapter is not None:
-        adapter = os.path.expanduser(adapter)
-        if not os.path.isdir(adapter):
-            raise ConfigError(f"hf: adapter path {adapter!r} does not exist (or is not a "
-                              "directory holding a PEFT adapter)")
-        if not os.path.isfile(os.path.join(adapter, "adapter_config.json")):
-            raise ConfigError(f"hf: {adapter!r} has no adapter_config.json; it is not a PEFT "
-                              "adapter")
         try:
             import peft
         except ImportError as exc:
