@@ -11,7 +11,8 @@ limited, isolated child per job (see :class:`Sandbox`). Values come back through
 JSON encoding (never pickle); :func:`values_equal` is how the scorer compares them.
 """
 
-from colbench.sandbox._pool import Sandbox, get_sandbox
+from colbench.sandbox._pool import Sandbox
+from colbench.sandbox._shared import get_sandbox
 from colbench.sandbox._types import (
     REFERENCE_BLOCKLIST,
     CallResult,

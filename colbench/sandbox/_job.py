@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from colbench.sandbox import _wire
 
 if TYPE_CHECKING:  # pragma: no cover
-    from colbench.sandbox._pool import _Worker
+    from colbench.sandbox._worker_handle import WorkerHandle
 
 PROTOCOL_MESSAGE = ("wrote something that is not a valid result to the sandbox's result "
                     "channel")
@@ -105,8 +105,8 @@ class JobRun:
     :class:`WorkerLost` when the worker dies or stops answering.
     """
 
-    def __init__(self, worker: _Worker, limits: dict[str, Any], payload: bytes, n_calls: int,
-                 deadline: float) -> None:
+    def __init__(self, worker: WorkerHandle, limits: dict[str, Any], payload: bytes,
+                 n_calls: int, deadline: float) -> None:
         self.worker = worker
         self.limits = limits
         self.payload = payload

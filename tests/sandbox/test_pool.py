@@ -15,7 +15,7 @@ from colbench.sandbox import (
     REFERENCE_BLOCKLIST,
     Sandbox,
     SandboxLimits,
-    _pool,
+    _worker_handle,
     get_sandbox,
 )
 
@@ -165,10 +165,10 @@ def test_a_worker_that_cannot_start_is_an_environment_failure(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     broken = tmp_path / "worker.py"
     broken.write_text("import sys\nsys.stderr.write('no worker today')\nsys.exit(3)\n")
-    monkeypatch.setattr(_pool, "WORKER_SCRIPT", broken)
+    monkeypatch.setattr(_worker_handle, "WORKER_SCRIPT", broken)
     with pytest.raises(EnvironmentFailure, match="no worker today"):
         Sandbox(workers=1, limits=TEST_LIMITS)
-    monkeypatch.setattr(_pool.sys, "executable", str(tmp_path / "no-such-python"))
+    monkeypatch.setattr(_worker_handle.sys, "executable", str(tmp_path / "no-such-python"))
     with pytest.raises(EnvironmentFailure, match="could not start"):
         Sandbox(workers=1, limits=TEST_LIMITS)
 
