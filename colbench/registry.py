@@ -120,7 +120,12 @@ class Registry(Generic[T]):
         if ep is None:
             return None
         dist = getattr(ep, "dist", None)
-        source = f"entry point {ep.value} ({dist.name if dist else 'unknown distribution'})"
+        if dist is not None and dist.name == "colbench":
+            # colbench's own parts (gyms, trainers) declare entry points like any plugin
+            # does, since the core may not import them; to a user they are built in.
+            source = "builtin"
+        else:
+            source = f"entry point {ep.value} ({dist.name if dist else 'unknown distribution'})"
         try:
             obj = ep.load()
         except Exception as exc:  # a broken plugin must not take the others down
@@ -197,3 +202,11 @@ executors: Registry[Any] = Registry("executors")
 
 ALL = {"envs": envs, "models": models, "simulators": simulators, "scorers": scorers,
        "trainers": trainers, "executors": executors}
+
+# Each suite's task sets for `colbench data` (colbench/cli/data_cmd.py: TaskSetSource), by
+# suite name. Not in ALL: `colbench data list` is where they show.
+task_sets: Registry[Any] = Registry("task_sets")
+
+# Each suite's replay for the leaderboard's verification (colbench/replay.py: ReplayFactory),
+# by env id.
+replays: Registry[Any] = Registry("replays")

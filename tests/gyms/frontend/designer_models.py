@@ -1,4 +1,4 @@
-"""A stand-in for a vision chat model, importable as ``python:frontend.designer_models:look``
+"""A stand-in for a vision chat model, importable as ``python:gyms.frontend.designer_models:look``
 (the tests folder is on ``sys.path``): it records what it was sent and answers with a
 reply that tries to sneak in HTML."""
 

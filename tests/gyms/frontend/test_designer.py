@@ -137,13 +137,13 @@ def test_colour_names_are_plain_words_with_a_hex_code():
 
 
 def test_model_designer_sees_both_renders_and_its_html_is_removed(renderer):
-    from frontend import designer_models
+    from gyms.frontend import designer_models
 
     target = renderer.render(compose_page(1).to_html())
     answer = renderer.render(compose_page(2).to_html())
-    designer = make_designer("python:frontend.designer_models:look")
+    designer = make_designer("python:gyms.frontend.designer_models:look")
     assert isinstance(designer, ModelDesigner)
-    assert designer.name == "model:python:frontend.designer_models:look"
+    assert designer.name == "model:python:gyms.frontend.designer_models:look"
     task = Task(id="t", suite="frontend", split="test", prompt="A page for a bakery.")
     designer_models.SEEN.clear()
     reply = designer.reply(task, [{"role": "user", "content": "A page for a bakery."},
