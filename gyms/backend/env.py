@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 from colbench.env import Outcome, TextEnv
 from colbench.gyms.backend.protocol import ANSWER_MARKER, answer_text, extract_code, is_final_answer
 from colbench.gyms.backend.scoring import score_code
+from colbench.gyms.backend.tasks import SPLIT_SIZES
 from colbench.simulators import Simulator
 from colbench.tasks import Task, TaskSet
 
@@ -70,6 +71,8 @@ class BackendEnv(TextEnv):
     env_id: ClassVar[str] = "colbench/Backend"
     version: ClassVar[str] = "0"
     default_max_turns: ClassVar[int] = 10
+    #: The built-in task sets' splits (a server that ranks the env accepts runs on these).
+    splits: ClassVar[tuple[str, ...]] = tuple(SPLIT_SIZES)
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
                  max_turns: int | None = None, simulator: str | Simulator | None = None,
@@ -80,9 +83,7 @@ class BackendEnv(TextEnv):
 
         task_set = tasks if isinstance(tasks, TaskSet) else load_backend_tasks(split, source=tasks)
         super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
-        self.simulator: Simulator = (simulator if simulator is not None
-                                     and not isinstance(simulator, str)
-                                     else make_simulator(simulator))
+        self.simulator: Simulator = make_simulator(simulator)
         self.compat = bool(compat)
         self._sandbox = sandbox
         self._dialogue: list[dict[str, str]] = []

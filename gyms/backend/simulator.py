@@ -41,8 +41,12 @@ from colbench.gyms.backend.facts import (
     say_identifier,
 )
 from colbench.models.base import BaseChatModel, SamplingParams
-from colbench.simulators import Message
+from colbench.simulators import Message, ModelBackedSimulator, Simulator, flip_roles
+from colbench.simulators import make_simulator as resolve_simulator
 from colbench.tasks import Task
+
+#: The suite's name: its simulators are registered as ``backend/<kind>``.
+SUITE = "backend"
 
 __all__ = [
     "CODE_REFUSAL",
@@ -52,6 +56,7 @@ __all__ = [
     "BuiltinCodeSimulator",
     "ModelCodeSimulator",
     "cut_reply",
+    "flip_roles",
     "is_dont_know",
     "looks_like_code",
     "make_simulator",
@@ -572,20 +577,7 @@ def build_system_prompt(task: Task) -> str:
     return SYSTEM_PROMPT.format(request=task.prompt.strip(), hidden=hidden.strip())
 
 
-def flip_roles(dialogue: Sequence[Message], message: str) -> list[Message]:
-    """The conversation as the simulator's model sees it: the agent is its ``user``."""
-    flipped: list[Message] = []
-    for turn in dialogue:
-        role = turn.get("role")
-        if role == "assistant":
-            flipped.append({"role": "user", "content": str(turn.get("content", ""))})
-        elif role == "user":
-            flipped.append({"role": "assistant", "content": str(turn.get("content", ""))})
-    flipped.append({"role": "user", "content": message})
-    return flipped
-
-
-class ModelCodeSimulator:
+class ModelCodeSimulator(ModelBackedSimulator):
     """A chat model playing the person, with the reference as its hidden information.
 
     ``model`` is a ChatModel or a model spec for :func:`colbench.models.load_model`. The reply
@@ -595,25 +587,10 @@ class ModelCodeSimulator:
 
     def __init__(self, model: BaseChatModel | str, *, max_chars: int = MAX_REPLY_CHARS,
                  params: SamplingParams | None = None) -> None:
-        from colbench.models.spec import resolve_model
-
-        model, spec, owns_model = resolve_model(model)
-        self.model = model
-        self.spec = spec
-        self.name = f"model:{spec}"
-        # A model built here from a spec is ours to close; one passed in is the caller's.
-        self._owns_model = owns_model
-        self.max_chars = max_chars
-        self.params = params or SamplingParams(temperature=0.0, max_tokens=256)
+        super().__init__(model, max_chars=max_chars,
+                         params=params or SamplingParams(temperature=0.0, max_tokens=256))
         self._identifiers: OrderedDict[str, frozenset[str]] = OrderedDict()
         self._lock = threading.Lock()
-
-    def close(self) -> None:
-        """Release the model when this simulator built it from a spec."""
-        if self._owns_model:
-            close = getattr(self.model, "close", None)
-            if callable(close):
-                close()
 
     def messages(self, task: Task, dialogue: Sequence[Message], message: str) -> list[Message]:
         """What the model is sent for one reply."""
@@ -621,9 +598,7 @@ class ModelCodeSimulator:
                 *flip_roles(dialogue, message)]
 
     def reply(self, task: Task, dialogue: Sequence[Message], message: str) -> str:
-        conversation = self.messages(task, dialogue, message)
-        completion = self.model.generate([conversation], self.params)[0]
-        text = (completion.text or "").strip()
+        text = self.ask(self.messages(task, dialogue, message))
         if not text:
             return DONT_KNOW
         identifiers = self._identifiers_of(task)
@@ -646,14 +621,9 @@ class ModelCodeSimulator:
         return found
 
 
-def make_simulator(spec: str | None) -> BuiltinCodeSimulator | ModelCodeSimulator:
-    """``None``/``"builtin"`` -> the built-in simulator; any other text is a model spec
-    (``openai:gpt-4o``, ``python:mod:fn``...), optionally written ``model:SPEC``."""
-    if spec is None or spec.strip() in ("", "builtin"):
-        return BuiltinCodeSimulator()
-    spec = spec.strip()
-    if spec.startswith("model:"):
-        spec = spec[len("model:"):]
-    if not spec:
-        raise ConfigError("simulator spec 'model:' names no model; use e.g. 'model:openai:gpt-4o'")
-    return ModelCodeSimulator(spec)
+def make_simulator(spec: str | Simulator | None) -> Simulator:
+    """The backend's simulator for ``spec``: ``None``/``"builtin"`` -> the built-in one; any
+    other text is a model spec (``openai:gpt-4o``, ``python:mod:fn``...), optionally written
+    ``model:SPEC``, or a registered simulator or ``module:Class``
+    (:func:`colbench.simulators.make_simulator`)."""
+    return resolve_simulator(spec, suite=SUITE)

@@ -35,8 +35,11 @@ from typing import Any, Protocol
 from colbench.errors import ConfigError
 from colbench.gyms.frontend.generator.page import KIND_LABELS
 from colbench.gyms.frontend.render.dom import PageDom, Section
+from colbench.simulators import ModelBackedSimulator, flip_roles, make_simulator
 from colbench.tasks import Task
 
+#: The suite's name: its designers are registered as ``frontend/<kind>``.
+SUITE = "frontend"
 MAX_REPLY_CHARS = 1000
 NO_DIFFERENCES = "That looks just like the page I have in mind; I can't see anything to change."
 Message = dict[str, Any]
@@ -490,20 +493,15 @@ def image_part(png: bytes, max_width: int = 683) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}
 
 
-class ModelDesigner:
+class ModelDesigner(ModelBackedSimulator):
     """A chat model that accepts images, playing the person (see the module docstring)."""
 
     def __init__(self, model: Any, *, max_chars: int = MAX_REPLY_CHARS,
                  params: Any = None) -> None:
         from colbench.models.base import SamplingParams
-        from colbench.models.spec import resolve_model
 
-        model, spec, _ = resolve_model(model)
-        self.model = model
-        self.spec = spec
-        self.name = f"model:{spec}"
-        self.max_chars = max_chars
-        self.params = params or SamplingParams(temperature=0.0, max_tokens=400)
+        super().__init__(model, max_chars=max_chars,
+                         params=params or SamplingParams(temperature=0.0, max_tokens=400))
 
     def messages(self, task: Task, dialogue: Sequence[Message], message: str, *,
                  target: Any, answer: Any | None) -> list[Message]:
@@ -511,12 +509,7 @@ class ModelDesigner:
         agent is the model's user), and the two renders with the agent's latest message."""
         history: list[Message] = [{"role": "system",
                                    "content": SYSTEM_PROMPT.format(request=task.prompt.strip())}]
-        for turn in dialogue:
-            role = turn.get("role")
-            if role == "assistant":
-                history.append({"role": "user", "content": str(turn.get("content", ""))})
-            elif role == "user":
-                history.append({"role": "assistant", "content": str(turn.get("content", ""))})
+        history += flip_roles(dialogue)
         if target.png is None:
             raise ConfigError("the target page has no render to show the designer")
         parts: list[dict[str, Any]] = [
@@ -534,9 +527,8 @@ class ModelDesigner:
 
     def reply(self, task: Task, dialogue: Sequence[Message], message: str, *,
               target: Any, answer: Any | None) -> str:
-        conversation = self.messages(task, dialogue, message, target=target, answer=answer)
-        completion = self.model.generate([conversation], self.params)[0]
-        text = clean_text(completion.text or "")
+        text = clean_text(self.ask(self.messages(task, dialogue, message, target=target,
+                                                 answer=answer)))
         if not text:
             return "I'm not sure what to say; could you ask me something specific?"
         if len(text) > self.max_chars:
@@ -546,16 +538,6 @@ class ModelDesigner:
 
 def make_designer(spec: str | Any | None) -> Any:
     """``None``/``"builtin"`` -> :class:`DomDesigner`; ``model:SPEC`` or any model spec ->
-    :class:`ModelDesigner`; an object with ``reply`` is used as it is."""
-    if spec is not None and not isinstance(spec, str):
-        if not hasattr(spec, "reply"):
-            raise ConfigError(f"simulator {spec!r} has no reply() method")
-        return spec
-    if spec is None or spec.strip() in ("", "builtin"):
-        return DomDesigner()
-    spec = spec.strip()
-    if spec.startswith("model:"):
-        spec = spec[len("model:"):]
-    if not spec:
-        raise ConfigError("simulator spec 'model:' names no model; use e.g. 'model:openai:gpt-4o'")
-    return ModelDesigner(spec)
+    :class:`ModelDesigner`; a registered simulator or ``module:Class`` -> that; an object with
+    ``reply`` is used as it is (:func:`colbench.simulators.make_simulator`)."""
+    return make_simulator(spec, suite=SUITE)
