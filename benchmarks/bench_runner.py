@@ -112,7 +112,7 @@ def runner_env_overhead(env_id: str, episodes: int = 40, turns: int = 5) -> floa
         runner = Runner(config, model=DelayedModel(0.0, turns))
         try:
             asyncio.run(runner.run())
-            from colbench.runner import read_episodes
+            from colbench.rundir import read_episodes
 
             records = read_episodes(config.out)
         finally:

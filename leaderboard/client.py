@@ -1,6 +1,7 @@
 """The submitting side: ``colbench submit RUN_DIR --server URL --token T``.
 
-Needs only colbench's own dependencies (httpx). The run's ``episodes.jsonl`` is gzipped and
+Needs only colbench's own dependencies (httpx). The run directory is read through
+:class:`colbench.rundir.RunDir`, which owns its format. The run's ``episodes.jsonl`` is gzipped and
 sent with ``summary.json`` and the metadata as one multipart request with a known length, so
 the server can refuse an oversized upload before it reads it; a progress bar shows the
 upload. Every refusal becomes a :class:`SubmitError` carrying the server's reason.
@@ -21,6 +22,7 @@ from typing import Any, TextIO
 import httpx
 
 from colbench.errors import ColbenchError, ConfigError
+from colbench.rundir import EPISODES_FILE, EPISODES_GZ_FILE, SUMMARY_FILE, RunDir
 
 CHUNK = 64 << 10
 
@@ -46,21 +48,14 @@ class SubmitResult:
 def load_run(run_dir: str | Path) -> tuple[bytes, bytes, dict[str, Any]]:
     """``(summary bytes, episodes bytes, summary)`` of a run directory, checked enough that
     a bad folder is named here rather than refused by the server."""
-    run_dir = Path(run_dir)
-    if not run_dir.is_dir():
+    run = RunDir(run_dir)
+    if not run.path.is_dir():
         raise ConfigError(f"{run_dir} is not a directory (give the --out folder of "
                           "'colbench evaluate')")
-    summary_path = run_dir / "summary.json"
+    summary_path = run.summary_path
     if not summary_path.is_file():
-        raise ConfigError(f"{run_dir} has no summary.json: is it a finished colbench run?")
-    episodes_path = run_dir / "episodes.jsonl"
-    gz_path = run_dir / "episodes.jsonl.gz"
-    if episodes_path.is_file():
-        episodes = episodes_path.read_bytes()
-    elif gz_path.is_file():
-        episodes = gz_path.read_bytes()
-    else:
-        raise ConfigError(f"{run_dir} has no episodes.jsonl")
+        raise ConfigError(f"{run_dir} has no {SUMMARY_FILE}: is it a finished colbench run?")
+    episodes = run.episodes_for_upload()
     summary_bytes = summary_path.read_bytes()
     try:
         summary = json.loads(summary_bytes)
@@ -138,10 +133,10 @@ def submit_run(run_dir: str | Path, server: str, token: str, *,
     if not episodes.startswith(b"\x1f\x8b"):
         raw_size = len(episodes)
         episodes = gzip.compress(episodes, compresslevel=6, mtime=0)
-        print(f"episodes.jsonl: {raw_size:,} bytes, {len(episodes):,} gzipped", file=out)
+        print(f"{EPISODES_FILE}: {raw_size:,} bytes, {len(episodes):,} gzipped", file=out)
     body, content_type = multipart([
-        ("summary", "summary.json", "application/json", summary_bytes),
-        ("episodes", "episodes.jsonl.gz", "application/gzip", episodes),
+        ("summary", SUMMARY_FILE, "application/json", summary_bytes),
+        ("episodes", EPISODES_GZ_FILE, "application/gzip", episodes),
         ("metadata", "metadata.json", "application/json",
          json.dumps(meta, ensure_ascii=False).encode("utf-8")),
     ])

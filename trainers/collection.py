@@ -19,7 +19,6 @@ that resumes all work on it.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -28,10 +27,15 @@ from pathlib import Path
 from typing import Any
 
 from colbench.errors import ConfigError
-from colbench.models.base import BaseChatModel, Completion, Conversation, SamplingParams
+from colbench.models.base import (
+    BaseChatModel,
+    Completion,
+    Conversation,
+    EpisodeContext,
+    SamplingParams,
+)
 from colbench.records import EpisodeRecord, Summary
-from colbench.runner import EvalConfig, Runner, episode_seed
-from colbench.trainers.data import COLLECT_FILE, TASKS_FILE
+from colbench.runner import EvalConfig, RunHooks, Runner, episode_seed
 
 
 def pool_name(specs: Sequence[str]) -> str:
@@ -39,71 +43,78 @@ def pool_name(specs: Sequence[str]) -> str:
     return specs[0] if len(specs) == 1 else "pool(" + ", ".join(specs) + ")"
 
 
-def draw_model(seed: int, task_id: str, trial: int, count: int) -> int:
-    """Which of ``count`` models plays episode (task, trial): a seeded, order-free draw."""
+def draw_member(episode_seed_value: int, count: int) -> int:
+    """Which of ``count`` models plays the episode reset with ``episode_seed_value``.
+
+    The draw depends on the episode's seed alone (itself a hash of the base seed, the task
+    and the trial), never on scheduling: a rerun draws the same, and a resumed collection
+    keeps every episode's model."""
     if count == 1:
         return 0
-    return random.Random(f"colbench-collect:{episode_seed(seed, task_id, trial)}").randrange(count)
+    return random.Random(f"colbench-collect:{episode_seed_value}").randrange(count)
+
+
+def draw_model(seed: int, task_id: str, trial: int, count: int) -> int:
+    """Which of ``count`` models plays episode (task, trial) of a collection with base
+    ``seed``."""
+    return draw_member(episode_seed(seed, task_id, trial), count)
 
 
 class ModelPool(BaseChatModel):
-    """Several models behind one; each episode is played by the one its draw picks."""
+    """Several models behind one; each episode is played by the member its context draws.
 
-    def __init__(self, specs: Sequence[str], models: Sequence[BaseChatModel], seed: int) -> None:
+    The pool reads only the :class:`EpisodeContext` the runner passes (the episode's seed),
+    so any runner that gives contexts can use it, and nothing is read from the env.
+    """
+
+    def __init__(self, specs: Sequence[str], models: Sequence[BaseChatModel]) -> None:
         if not specs or len(specs) != len(models):
-            raise ConfigError("a model pool needs one model per spec")
+            raise ConfigError(f"a model pool needs one model per spec (got {len(specs)} "
+                              f"spec(s) and {len(models)} model(s))")
         self.specs = list(specs)
         self.models = list(models)
-        self.seed = seed
         self.name = pool_name(self.specs)
 
-    def pick(self, task_id: str, trial: int) -> int:
-        return draw_model(self.seed, task_id, trial, len(self.models))
+    def member_index(self, context: EpisodeContext) -> int:
+        """The index of the member that plays the episode ``context``."""
+        return draw_member(context.seed, len(self.models))
 
-    def for_episode(self, env: Any) -> BaseChatModel:
-        raw = env.unwrapped
-        if getattr(raw, "task", None) is None:
-            # The runner's check before any episode: every member must be able to play.
-            for model in self.models:
-                model.for_episode(env)
-            return self
-        # The env was just reset with the episode's seed; find which (task, trial) that is.
-        episode = getattr(raw, "_colbench_episode", None)
-        if episode is None:
-            raise RuntimeError("ModelPool is bound by CollectRunner, which names the episode")
-        return self.models[self.pick(*episode)].for_episode(env)
+    def member_spec(self, context: EpisodeContext) -> str:
+        """The spec of the member that plays the episode ``context`` (what its record names)."""
+        return self.specs[self.member_index(context)]
+
+    def check_env(self, env: Any) -> None:
+        # Every member must be able to play, or the collection fails late and in part.
+        for model in self.models:
+            model.check_env(env)
+
+    def bind_episode(self, env: Any, context: EpisodeContext) -> BaseChatModel:
+        return self.models[self.member_index(context)].bind_episode(env, context)
 
     async def agenerate(self, conversations: Sequence[Conversation],
                         params: SamplingParams | None = None) -> list[Completion]:
-        raise ConfigError("a model pool plays inside episodes only (for_episode picks a model)")
+        raise ConfigError("a model pool plays inside episodes only (bind_episode picks a "
+                          "member)")
 
     def close(self) -> None:
         for model in self.models:
             model.close()
 
 
-class CollectRunner(Runner):
-    """The runner, with each episode's record naming the pool member that played it."""
+class CollectHooks(RunHooks):
+    """What a collection adds to a run: its files, and the member that played each record."""
 
-    def __init__(self, config: EvalConfig, pool: ModelPool, collect: CollectConfig) -> None:
-        self.pool_model = pool
-        self.collect_config = collect
-        super().__init__(config, model=pool)
+    def __init__(self, pool: ModelPool, config: CollectConfig) -> None:
+        self.pool = pool
+        self.config = config
 
-    def _prepare_out(self) -> set[tuple[str, int]]:
-        # After the runner has checked that DIR holds this run (or nothing), not before: a
-        # refused --out must be left as it was.
-        done = super()._prepare_out()
-        write_collect_files(self, self.collect_config)
-        return done
+    def on_run_start(self, runner: Runner) -> None:
+        # Called once the runner has checked that the folder holds this run (or nothing): a
+        # refused --out is left as it was.
+        write_collect_files(runner, self.config)
 
-    async def _episode_once(self, env: Any, task_id: str, trial: int) -> EpisodeRecord:
-        env.unwrapped._colbench_episode = (task_id, trial)
-        return await super()._episode_once(env, task_id, trial)
-
-    async def _episode(self, task_id: str, trial: int) -> EpisodeRecord:
-        record = await super()._episode(task_id, trial)
-        record.model = self.pool_model.specs[self.pool_model.pick(task_id, trial)]
+    def on_episode_end(self, context: EpisodeContext, record: EpisodeRecord) -> EpisodeRecord:
+        record.model = self.pool.member_spec(context)
         return record
 
 
@@ -159,9 +170,9 @@ def collect(config: CollectConfig, models: Sequence[BaseChatModel] | None = None
                 model.close()
             raise
         models = built
-    pool = ModelPool(config.models, list(models), config.seed)
+    pool = ModelPool(config.models, list(models))
     try:
-        runner = CollectRunner(config.eval_config(), pool, config)
+        runner = Runner(config.eval_config(), model=pool, hooks=[CollectHooks(pool, config)])
     except BaseException:
         pool.close()
         raise
@@ -181,13 +192,10 @@ async def _run(runner: Runner, concurrency: int) -> Summary:
 
 def write_collect_files(runner: Runner, config: CollectConfig) -> None:
     """``tasks.jsonl`` (with its manifest) and ``collect.json`` in the run directory."""
-    out = config.out
-    out.mkdir(parents=True, exist_ok=True)
-    runner.tasks.save(out / TASKS_FILE)
-    record = {"env": config.env, "models": list(config.models), "k": config.k,
-              "split": config.split, "tasks": config.tasks, "num_tasks": config.num_tasks,
-              "seed": config.seed, "env_kwargs": config.env_kwargs,
-              "task_set": {"name": runner.tasks.name, "hash": runner.tasks.hash,
-                           "count": len(runner.tasks)}}
-    (out / COLLECT_FILE).write_text(json.dumps(record, indent=2, default=str) + "\n",
-                                    encoding="utf-8")
+    runner.run_dir.write_tasks(runner.tasks)
+    runner.run_dir.write_collect_info({
+        "env": config.env, "models": list(config.models), "k": config.k,
+        "split": config.split, "tasks": config.tasks, "num_tasks": config.num_tasks,
+        "seed": config.seed, "env_kwargs": config.env_kwargs,
+        "task_set": {"name": runner.tasks.name, "hash": runner.tasks.hash,
+                     "count": len(runner.tasks)}})

@@ -1,7 +1,8 @@
 """Collected trajectories, and their conversion to Hugging Face ``datasets``.
 
 A data directory is a run directory (``episodes.jsonl``, ``run.json``; see
-:mod:`colbench.records`) as ``colbench collect`` or ``colbench evaluate`` writes it.
+:mod:`colbench.rundir`, which owns the format) as ``colbench collect`` or ``colbench evaluate``
+writes it.
 ``colbench collect`` adds ``tasks.jsonl``: the tasks with their privileged data, which only a
 critic may read. Three dataset layouts come out of it:
 
@@ -32,12 +33,8 @@ from typing import Any
 
 from colbench.errors import ConfigError
 from colbench.records import EpisodeRecord
-from colbench.tasks import Task, TaskSet
-
-EPISODES_FILE = "episodes.jsonl"
-TASKS_FILE = "tasks.jsonl"
-COLLECT_FILE = "collect.json"
-RUN_FILE = "run.json"
+from colbench.rundir import EPISODES_FILE, TASKS_FILE, RunDir, latest_per_key, read_episodes
+from colbench.tasks import Task
 
 Message = dict[str, str]
 
@@ -183,8 +180,6 @@ def load_trajectories(paths: str | Path | Sequence[str | Path], *,
     ``env``, if given) name different envs, or when ``tasks.jsonl`` does not match the
     episodes. Episodes that ended in an environment error are left out.
     """
-    from colbench.runner.results import latest_per_key, read_episodes
-
     if isinstance(paths, (str, Path)):
         paths = [paths]
     if not paths:
@@ -197,7 +192,7 @@ def load_trajectories(paths: str | Path | Sequence[str | Path], *,
     for raw in paths:
         path = Path(raw)
         directory = path.parent if path.is_file() else path
-        episodes_path = path if path.is_file() else path / EPISODES_FILE
+        episodes_path = path if path.is_file() else RunDir(path).episodes_path
         if not directory.exists():
             raise ConfigError(f"data directory {str(directory)!r} does not exist")
         if not episodes_path.is_file():
@@ -220,7 +215,8 @@ def load_trajectories(paths: str | Path | Sequence[str | Path], *,
         if len(env_of) > 1:
             listing = "; ".join(f"{e} in {d}" for e, d in env_of.items())
             raise ConfigError(f"the data directories come from different envs ({listing})")
-        dir_tasks = _read_tasks(directory)
+        saved = RunDir(directory).read_tasks()
+        dir_tasks = {t.id: t for t in saved} if saved is not None else {}
         for task_id, task in dir_tasks.items():
             known = tasks.get(task_id)
             if known is not None and known.canonical_json() != task.canonical_json():
@@ -243,13 +239,6 @@ def load_trajectories(paths: str | Path | Sequence[str | Path], *,
                           skipped=skipped)
 
 
-def _read_tasks(directory: Path) -> dict[str, Task]:
-    path = directory / TASKS_FILE
-    if not path.is_file():
-        return {}
-    return {t.id: t for t in TaskSet.load(path)}
-
-
 def load_missing_tasks(data: TrajectoryData) -> None:
     """Fill ``data.tasks`` from the env itself, for run directories that ``colbench evaluate``
     wrote (they have no ``tasks.jsonl``). The env options come from each ``run.json``."""
@@ -259,10 +248,10 @@ def load_missing_tasks(data: TrajectoryData) -> None:
     from colbench.envs import make
 
     for directory in data.sources:
-        run_file = directory / RUN_FILE
-        if not run_file.is_file():
+        run_dir = RunDir(directory)
+        if not run_dir.holds_run():
             continue
-        identity = json.loads(run_file.read_text(encoding="utf-8")).get("identity", {})
+        identity = run_dir.stored_identity()
         try:
             env = make(identity.get("env", data.env), **dict(identity.get("env_kwargs") or {}))
         except Exception as exc:

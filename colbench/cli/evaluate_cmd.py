@@ -86,12 +86,12 @@ def env_kwargs_from_args(args: argparse.Namespace) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     import colbench  # noqa: F401  (registers env ids)
     from colbench.models.base import SamplingParams
+    from colbench.rundir import RunDir
     from colbench.runner import EvalConfig, evaluate
-    from colbench.runner.results import RUN_CONFIG
     from colbench.runner.tables import summaries_table
 
     out = args.out or default_out_dir(args.env_id, args.model, args.split)
-    if args.resume and not (out / RUN_CONFIG).exists():
+    if args.resume and not RunDir(out).holds_run():
         raise ConfigError(f"--resume: {out} holds no run to resume")
     config = EvalConfig(
         env=args.env_id, model=args.model, out=out, split=args.split, tasks=args.tasks,
@@ -103,5 +103,5 @@ def run(args: argparse.Namespace) -> int:
     print(summaries_table([(str(out), summary)]))
     if summary.counts.error:
         print(f"{summary.counts.error} episode(s) ended in an environment or model error; "
-              f"see {out / 'episodes.jsonl'}")
+              f"see {RunDir(out).episodes_path}")
     return 0

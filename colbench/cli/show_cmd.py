@@ -43,13 +43,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def load_records(run_dir: Path) -> list[EpisodeRecord]:
     """The latest record per (task, trial), ordered by task and trial (the file is in the
     order episodes ended). Raises ConfigError when the path holds no run."""
-    from colbench.runner.results import EPISODES, latest_per_key, read_episodes
+    from colbench.rundir import EPISODES_FILE, RunDir, read_latest_episodes
 
-    path = run_dir / EPISODES if run_dir.is_dir() else run_dir
+    path = RunDir(run_dir).episodes_path if run_dir.is_dir() else run_dir
     if not path.is_file():
-        raise ConfigError(f"{run_dir}: no {EPISODES} here (is this a colbench run directory?)")
-    latest = latest_per_key(read_episodes(path))
-    return [latest[key] for key in sorted(latest)]
+        raise ConfigError(f"{run_dir}: no {EPISODES_FILE} here (is this a colbench run "
+                          "directory?)")
+    return read_latest_episodes(path)
 
 
 def select(records: Iterable[EpisodeRecord], *, tasks: list[str] | None = None,

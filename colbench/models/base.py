@@ -1,10 +1,19 @@
-"""The ``ChatModel`` protocol: anything that turns chat conversations into completions."""
+"""The ``ChatModel`` protocol: anything that turns chat conversations into completions.
+
+The runner talks to a model in three steps, each with its own method of
+:class:`BaseChatModel`: :meth:`~BaseChatModel.check_env` once before any episode (can this
+model play this env at all?), :meth:`~BaseChatModel.bind_episode` once per episode (which model
+plays it: a scripted agent reads the env, a pool picks a member), and
+:meth:`~BaseChatModel.respond` once per turn, with the :class:`EpisodeContext` of that turn.
+Each has a default, so a model that implements only ``generate`` or ``agenerate`` plays
+unchanged.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 Message = dict[str, Any]
@@ -22,6 +31,32 @@ class SamplingParams:
     stop: tuple[str, ...] = ()
     #: Ask the backend for token ids and log-probabilities of the completion (RL needs them).
     logprobs: bool = False
+
+
+@dataclass(frozen=True)
+class EpisodeContext:
+    """Where a model call happens: which env, task, trial and turn, under which seed.
+
+    The runner passes one with every call (:meth:`BaseChatModel.respond`), so that a model
+    that must know its episode (a pool that draws a member per episode, a policy chosen per
+    turn in online RL) reads it here instead of from the env. ``seed`` is the episode's own
+    seed (the one the env was reset with); ``turn`` counts the agent's turns from 0.
+    """
+
+    env_id: str
+    task_id: str
+    trial: int
+    seed: int
+    turn: int = 0
+
+    def __post_init__(self) -> None:
+        if self.trial < 0 or self.turn < 0:
+            raise ValueError(f"trial and turn cannot be negative (trial={self.trial}, "
+                             f"turn={self.turn})")
+
+    def at_turn(self, turn: int) -> EpisodeContext:
+        """The same episode at another turn."""
+        return replace(self, turn=turn)
 
 
 @dataclass
@@ -75,10 +110,32 @@ class BaseChatModel:
             raise TypeError(f"{type(self).__name__} implements neither generate nor agenerate")
         return asyncio.run(self.agenerate(conversations, params))
 
-    def for_episode(self, env: Any) -> BaseChatModel:
-        """The model to use for one episode of ``env``. Most models are shared by every
-        episode; scripted agents bind to the episode's env to read its privileged data."""
+    def check_env(self, env: Any) -> None:
+        """Raise :class:`~colbench.errors.ConfigError` when this model cannot play ``env``.
+
+        The runner calls it once, on an env not yet reset, before any episode runs: a scripted
+        agent the env does not define is a bad flag, not N failed episodes. Most models can
+        play anything; the default checks nothing.
+        """
+
+    def bind_episode(self, env: Any, context: EpisodeContext) -> BaseChatModel:
+        """The model that plays the episode ``context`` of ``env``, which was just reset.
+
+        Most models are shared by every episode and return themselves; a scripted agent binds
+        to the env to read its privileged data; a pool returns the member the context draws.
+        """
         return self
+
+    async def respond(self, conversation: Conversation, params: SamplingParams | None,
+                      context: EpisodeContext) -> Completion:
+        """The agent's message at turn ``context.turn`` of an episode.
+
+        The runner calls this, not :meth:`agenerate`, so that a model may act on the context
+        (choose a policy per turn, log per episode). The default ignores the context and asks
+        :meth:`agenerate` for one completion, so models written against ``agenerate`` or
+        ``generate`` alone keep working.
+        """
+        return (await self.agenerate([conversation], params))[0]
 
     def close(self) -> None:
         """Release resources (connections, GPU memory)."""

@@ -1,7 +1,8 @@
 """``scripted:NAME``: deterministic agents that each env defines (oracle, no-ask, asker...).
 
 A scripted agent may read the env's privileged data (the oracle must, to prove that every task
-is solvable), so it binds to each episode's env through :meth:`ScriptedModel.for_episode`.
+is solvable), so it binds to each episode's env through :meth:`ScriptedModel.bind_episode`;
+:meth:`ScriptedModel.check_env` asks the env, before any episode, whether it defines the agent.
 ``scripted:human`` is the person at the terminal, used by ``colbench play``.
 """
 
@@ -12,7 +13,13 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from colbench.errors import ConfigError
-from colbench.models.base import BaseChatModel, Completion, Conversation, SamplingParams
+from colbench.models.base import (
+    BaseChatModel,
+    Completion,
+    Conversation,
+    EpisodeContext,
+    SamplingParams,
+)
 
 
 class ScriptedModel(BaseChatModel):
@@ -22,13 +29,17 @@ class ScriptedModel(BaseChatModel):
         self.agent_name = agent_name
         self.name = f"scripted:{agent_name}"
 
-    def for_episode(self, env: Any) -> BaseChatModel:
+    def check_env(self, env: Any) -> None:
+        # The env raises ConfigError naming the agents it knows when it has no such agent.
+        env.unwrapped.scripted_agent(self.agent_name)
+
+    def bind_episode(self, env: Any, context: EpisodeContext) -> BaseChatModel:
         return _BoundScripted(self.name, env.unwrapped.scripted_agent(self.agent_name))
 
     def generate(self, conversations: Sequence[Conversation],
                  params: SamplingParams | None = None) -> list[Completion]:
         raise ConfigError(f"{self.name} acts inside an episode only: the runner binds it to "
-                          "an env with for_episode()")
+                          "an env with bind_episode()")
 
 
 class _BoundScripted(BaseChatModel):

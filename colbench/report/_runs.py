@@ -1,27 +1,19 @@
 """Loading run directories for reports.
 
-A run killed before it finished has no ``summary.json``; its summary is then computed from
-``episodes.jsonl`` and ``run.json`` the way the runner computes it, and marked partial.
+A run killed before it finished has no ``summary.json``; :meth:`colbench.rundir.RunDir.summary`
+then computes its summary from ``episodes.jsonl`` and ``run.json`` the way the runner does, and
+the run is marked partial.
 """
 
 from __future__ import annotations
 
-import json
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
 from colbench.errors import ConfigError
-from colbench.records import EpisodeRecord, Summary, TaskSetRef
-from colbench.runner.evaluate import summarise_records
-from colbench.runner.results import (
-    EPISODES,
-    RUN_CONFIG,
-    SUMMARY,
-    latest_per_key,
-    load_summary,
-    read_episodes,
-)
+from colbench.records import EpisodeRecord, Summary
+from colbench.rundir import RunDir
 
 
 @dataclass
@@ -52,19 +44,7 @@ def load_run(path: str | Path, label: str | None = None) -> RunData:
     if not path.is_dir():
         raise ConfigError(f"{path}: not a directory (give a run directory written by "
                           "'colbench evaluate')")
-    latest = latest_per_key(read_episodes(path / EPISODES))
-    records = [latest[key] for key in sorted(latest)]
-    label = label or str(path)
-    if (path / SUMMARY).is_file():
-        return RunData(path, label, load_summary(path), records)
-    if not (path / RUN_CONFIG).is_file():
-        raise ConfigError(f"{path}: neither {SUMMARY} nor {RUN_CONFIG} here (is this a "
-                          "colbench run directory?)")
-    identity = json.loads((path / RUN_CONFIG).read_text(encoding="utf-8")).get("identity", {})
-    task_set = identity.get("task_set") or {}
-    summary = summarise_records(
-        records, env=identity.get("env", "?"), model=identity.get("model", "?"),
-        split=identity.get("split"),
-        task_set=TaskSetRef(name=task_set.get("name", "?"), hash=task_set.get("hash", "?")),
-        trials=int(identity.get("trials", 1)), env_facts={}, seed=identity.get("seed"))
-    return RunData(path, label, summary, records, partial=True)
+    run_dir = RunDir(path)
+    records = run_dir.latest_episodes()
+    summary, partial = run_dir.summary(records)
+    return RunData(path, label or str(path), summary, records, partial=partial)

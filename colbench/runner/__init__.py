@@ -1,7 +1,11 @@
-"""The evaluation runner and the run-directory formats."""
+"""The evaluation runner: episodes in flight, records written to a run directory.
 
-from colbench.runner.evaluate import EvalConfig, Runner, episode_seed, evaluate, summarise_records
-from colbench.runner.results import EpisodeWriter, load_summary, read_episodes
+The run directory's format (file names, reading, resume rules) belongs to
+:mod:`colbench.rundir`; this package runs episodes and calls :class:`RunHooks` on the way.
+"""
 
-__all__ = ["EpisodeWriter", "EvalConfig", "Runner", "episode_seed", "evaluate", "load_summary",
-           "read_episodes", "summarise_records"]
+from colbench.models.base import EpisodeContext
+from colbench.runner.evaluate import EvalConfig, Runner, episode_seed, evaluate
+from colbench.runner.hooks import RunHooks
+
+__all__ = ["EpisodeContext", "EvalConfig", "RunHooks", "Runner", "episode_seed", "evaluate"]

@@ -11,32 +11,21 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from colbench._version import __version__
 from colbench.envs import make
 from colbench.errors import ConfigError, ModelFailure
-from colbench.models.base import BaseChatModel, SamplingParams
+from colbench.models.base import BaseChatModel, EpisodeContext, SamplingParams
 from colbench.models.spec import load_model
-from colbench.records import Counts, EpisodeRecord, Summary, TaskSetRef, TurnRecord
-from colbench.runner.results import (
-    EPISODES,
-    RUN_CONFIG,
-    SUMMARY,
-    EpisodeWriter,
-    latest_per_key,
-    read_episodes,
-    write_json_atomic,
-)
-from colbench.stats import aggregate
+from colbench.records import EpisodeRecord, Summary, TaskSetRef, TurnRecord
+from colbench.rundir import RunDir, summarise_records
+from colbench.runner.hooks import RunHooks
 
 
 @dataclass
@@ -141,17 +130,23 @@ class _EnvCallFailed(Exception):
 
 
 class Runner:
-    """Runs an :class:`EvalConfig`. Use :func:`evaluate` unless you need the pieces."""
+    """Runs an :class:`EvalConfig`. Use :func:`evaluate` unless you need the pieces.
 
-    def __init__(self, config: EvalConfig, model: BaseChatModel | None = None) -> None:
+    ``hooks`` observe the run and may adjust each record before it is written
+    (:class:`~colbench.runner.hooks.RunHooks`); they are called in the order given.
+    """
+
+    def __init__(self, config: EvalConfig, model: BaseChatModel | None = None, *,
+                 hooks: Sequence[RunHooks] = ()) -> None:
         self.config = config
         self.model = model if model is not None else load_model(config.model)
+        self.hooks = list(hooks)
         options = config.env_options()
         self._make_env = lambda: make(config.env, **options)
         first = self._make_env()
         self.tasks = first.unwrapped.tasks.subset(config.num_tasks)
         self.env_facts = first.unwrapped.describe()
-        self.out = config.out
+        self.run_dir = RunDir(config.out)
         self._executor = ThreadPoolExecutor(max_workers=min(128, max(8, 2 * config.concurrency)),
                                             thread_name_prefix="colbench-env")
         # One thread writes records, in order: the fsync stays off the event loop.
@@ -159,9 +154,7 @@ class Runner:
                                                   thread_name_prefix="colbench-writer")
         self.pool = _EnvPool(self._make_env, first, self._executor)
         try:
-            # Binding the model to an env checks, before anything runs, that it can play it
-            # (a scripted agent the env does not define is a bad flag, not N failed episodes).
-            self.model.for_episode(first)
+            self.model.check_env(first)
         except ConfigError:
             self.pool.close()
             raise
@@ -170,8 +163,13 @@ class Runner:
         self.done = 0
         self.successes = 0
 
+    @property
+    def out(self) -> Path:
+        return self.run_dir.path
+
     # -- the run directory --------------------------------------------------------------------
-    def _run_identity(self) -> dict[str, Any]:
+    def run_identity(self) -> dict[str, Any]:
+        """What makes two runs the same run: a folder holding another identity is refused."""
         return {"env": self.config.env, "model": self.config.model, "split": self.config.split,
                 "task_set": {"name": self.tasks.name, "hash": self.tasks.hash},
                 "trials": self.config.trials, "seed": self.config.seed,
@@ -181,39 +179,22 @@ class Runner:
                 "sampling": asdict(self.config.sampling)}
 
     def _prepare_out(self) -> set[tuple[str, int]]:
-        self.out.mkdir(parents=True, exist_ok=True)
-        identity = self._run_identity()
-        config_path = self.out / RUN_CONFIG
-        episodes_path = self.out / EPISODES
-        if config_path.exists():
-            stored = json.loads(config_path.read_text(encoding="utf-8"))
-            stored_identity = stored.get("identity") or {}
-            current = json.loads(json.dumps(identity, default=str))
-            if stored_identity != current:
-                differ = "; ".join(
-                    f"{key}: {stored_identity.get(key)!r} there, {current.get(key)!r} now"
-                    for key in sorted(set(stored_identity) | set(current))
-                    if stored_identity.get(key) != current.get(key))
-                raise ConfigError(
-                    f"{self.out} holds a different run ({differ}); rerun the same command to "
-                    "resume it, or pass another --out")
-            if not self.config.resume:
-                raise ConfigError(f"{self.out} already holds this run; pass --resume to go on "
-                                  "with it or use another --out")
-        elif episodes_path.exists() and episodes_path.stat().st_size:
-            raise ConfigError(f"{episodes_path} exists but {RUN_CONFIG} does not; refusing to "
-                              "mix runs")
-        write_json_atomic(config_path, {"identity": identity, "colbench_version": __version__,
-                                        "sampling": asdict(self.config.sampling)})
-        records = read_episodes(episodes_path, repair=True)
-        done = set(latest_per_key(records))
-        for record in latest_per_key(records).values():
+        records = self.run_dir.prepare(self.run_identity(), resume=self.config.resume,
+                                       extra={"sampling": asdict(self.config.sampling)})
+        for record in records:
             if record.status == "ok":
                 self.done += 1
                 self.successes += bool(record.metrics.get("success"))
-        return done
+        for hook in self.hooks:
+            hook.on_run_start(self)
+        return {record.key for record in records}
 
     # -- episodes -----------------------------------------------------------------------------
+    def episode_context(self, task_id: str, trial: int) -> EpisodeContext:
+        """The context of episode (task, trial) at its first turn."""
+        return EpisodeContext(env_id=self.config.env, task_id=task_id, trial=trial,
+                              seed=episode_seed(self.config.seed, task_id, trial))
+
     async def _env_call(self, where: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         loop = asyncio.get_running_loop()
         try:
@@ -221,12 +202,11 @@ class Runner:
         except Exception as exc:
             raise _EnvCallFailed(where, exc) from exc
 
-    async def _episode_once(self, env: Any, task_id: str, trial: int) -> EpisodeRecord:
-        seed = episode_seed(self.config.seed, task_id, trial)
+    async def _episode_once(self, env: Any, context: EpisodeContext) -> EpisodeRecord:
         started = time.time()
-        observation, info = await self._env_call("reset", env.reset, seed=seed,
-                                                 options={"task_id": task_id})
-        agent = self.model.for_episode(env)
+        observation, info = await self._env_call("reset", env.reset, seed=context.seed,
+                                                 options={"task_id": context.task_id})
+        agent = self.model.bind_episode(env, context)
         system_prompt = info.get("system_prompt") or ""
         messages: list[dict[str, str]] = []
         if system_prompt:
@@ -237,8 +217,9 @@ class Runner:
         terminated = truncated = False
         final_answer = None
         while True:
+            turn_context = context.at_turn(len(turns))
             t0 = time.perf_counter()
-            completion = (await agent.agenerate([messages], self.config.sampling))[0]
+            completion = await agent.respond(messages, self.config.sampling, turn_context)
             t1 = time.perf_counter()
             action = completion.text
             next_obs, reward, terminated, truncated, step_info = await self._env_call(
@@ -246,11 +227,14 @@ class Runner:
             t2 = time.perf_counter()
             turn_info = {k: v for k, v in step_info.items()
                          if k not in ("metrics", "task_id", "max_turns")}
-            turns.append(TurnRecord(
+            turn = TurnRecord(
                 observation=observation, action=action, reward=reward,
                 next_observation=next_obs, model_seconds=t1 - t0, env_seconds=t2 - t1,
                 prompt_tokens=completion.prompt_tokens,
-                completion_tokens=completion.completion_tokens, info=turn_info))
+                completion_tokens=completion.completion_tokens, info=turn_info)
+            turns.append(turn)
+            for hook in self.hooks:
+                hook.on_turn(turn_context, completion, turn)
             messages.append({"role": "assistant", "content": action})
             messages.append({"role": "user", "content": next_obs})
             observation = next_obs
@@ -259,13 +243,21 @@ class Runner:
                 final_answer = step_info.get("final_answer")
                 break
         return EpisodeRecord(
-            task_id=task_id, trial=trial, env=self.config.env,
-            env_version=self.env_facts.get("env_version"), model=self.config.model, seed=seed,
-            status="ok", system_prompt=system_prompt or None, turns=turns,
+            task_id=context.task_id, trial=context.trial, env=self.config.env,
+            env_version=self.env_facts.get("env_version"), model=self.config.model,
+            seed=context.seed, status="ok", system_prompt=system_prompt or None, turns=turns,
             final_answer=final_answer, metrics=metrics, terminated=terminated,
             truncated=truncated, started_at=started, seconds=time.time() - started)
 
     async def _episode(self, task_id: str, trial: int) -> EpisodeRecord:
+        context = self.episode_context(task_id, trial)
+        record = await self._play_with_retries(context)
+        context = context.at_turn(len(record.turns))
+        for hook in self.hooks:
+            record = hook.on_episode_end(context, record)
+        return record
+
+    async def _play_with_retries(self, context: EpisodeContext) -> EpisodeRecord:
         attempts = 0
         last_error = ""
         while True:
@@ -273,7 +265,7 @@ class Runner:
             env = None
             try:
                 env = await self.pool.take()
-                record = await self._episode_once(env, task_id, trial)
+                record = await self._episode_once(env, context)
             except _EnvCallFailed as exc:
                 if env is not None:
                     self.pool.discard(env)
@@ -293,10 +285,9 @@ class Runner:
             self.pool.give(env)
             record.attempts = attempts
             return record
-        return EpisodeRecord(task_id=task_id, trial=trial, env=self.config.env,
+        return EpisodeRecord(task_id=context.task_id, trial=context.trial, env=self.config.env,
                              env_version=self.env_facts.get("env_version"),
-                             model=self.config.model,
-                             seed=episode_seed(self.config.seed, task_id, trial),
+                             model=self.config.model, seed=context.seed,
                              status="error", error=last_error, attempts=attempts)
 
     async def run(self) -> Summary:
@@ -311,7 +302,7 @@ class Runner:
         todo = [(task.id, trial) for trial in range(self.config.trials) for task in self.tasks
                 if (task.id, trial) not in done]
         total = len(self.tasks) * self.config.trials
-        writer = EpisodeWriter(self.out / EPISODES)
+        writer = self.run_dir.episode_writer()
         bar = None
         if self.config.progress:
             from tqdm import tqdm
@@ -351,15 +342,15 @@ class Runner:
         return summary
 
     def summarise(self, seconds: float | None = None) -> Summary:
-        records = latest_per_key(read_episodes(self.out / EPISODES)).values()
+        """Compute the summary from the records on disk and write ``summary.json``."""
         summary = summarise_records(
-            list(records), env=self.config.env, model=self.config.model,
+            self.run_dir.latest_episodes(), env=self.config.env, model=self.config.model,
             split=self.config.split, task_set=TaskSetRef(name=self.tasks.name,
                                                          hash=self.tasks.hash,
                                                          count=len(self.tasks)),
             trials=self.config.trials, env_facts=self.env_facts, seed=self.config.seed,
             seconds=seconds)
-        write_json_atomic(self.out / SUMMARY, summary.model_dump(mode="json"))
+        self.run_dir.write_summary(summary)
         return summary
 
     def close(self) -> None:
@@ -367,22 +358,6 @@ class Runner:
         self._executor.shutdown(wait=False, cancel_futures=True)
         self._write_executor.shutdown(wait=True)
         self.model.close()
-
-
-def summarise_records(records: list[EpisodeRecord], *, env: str, model: str, split: str | None,
-                      task_set: TaskSetRef, trials: int, env_facts: dict[str, Any],
-                      seed: int | None = None, seconds: float | None = None) -> Summary:
-    """The summary of a run, computed from its per-episode records alone (the leaderboard
-    recomputes it the same way)."""
-    ok = [r for r in records if r.status == "ok"]
-    return Summary(
-        env=env, env_version=env_facts.get("env_version"), model=model, split=split,
-        task_set=task_set, trials=trials,
-        counts=Counts(episodes=len(records), ok=len(ok), error=len(records) - len(ok)),
-        metrics=aggregate(r.metrics for r in ok), colbench_version=__version__,
-        simulator=env_facts.get("simulator"), scorer=env_facts.get("scorer"),
-        scorer_weights_hash=env_facts.get("scorer_weights_hash"), seed=seed,
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), seconds=seconds)
 
 
 def evaluate(config: EvalConfig, model: BaseChatModel | None = None) -> Summary:

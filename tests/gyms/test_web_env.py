@@ -323,7 +323,7 @@ class _KillSiteOnce(BaseChatModel):
     def __init__(self) -> None:
         self.kills = 0
 
-    def for_episode(self, env: Any) -> BaseChatModel:
+    def bind_episode(self, env: Any, context: Any) -> BaseChatModel:
         model = self
         oracle = env.unwrapped.scripted_agent("oracle")
 

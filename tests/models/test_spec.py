@@ -11,6 +11,7 @@ import pytest
 from colbench import registry
 from colbench.errors import ConfigError
 from colbench.models import BaseChatModel, Completion, SamplingParams, load_model
+from colbench.models.base import EpisodeContext
 from colbench.models.options import apply_sampling, pop_sampling
 from colbench.models.python_fn import FunctionModel
 from colbench.models.scripted import HumanModel, ScriptedModel
@@ -205,7 +206,8 @@ def test_scripted_acts_only_inside_an_episode():
 
 def test_scripted_binds_to_the_episodes_env():
     env = FakeEnv()
-    bound = load_model("scripted:no-ask").for_episode(env)
+    context = EpisodeContext(env_id="fake", task_id="t", trial=0, seed=1)
+    bound = load_model("scripted:no-ask").bind_episode(env, context)
     assert env.asked == ["no-ask"]
     assert bound.name == "scripted:no-ask"
     assert bound.generate([HELLO + HELLO])[0].text == "saw 2 message(s)"

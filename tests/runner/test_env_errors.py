@@ -7,7 +7,8 @@ import asyncio
 from pathlib import Path
 
 from colbench.errors import ModelFailure
-from colbench.runner import EvalConfig, Runner, evaluate, read_episodes
+from colbench.rundir import read_episodes
+from colbench.runner import EvalConfig, Runner, evaluate
 
 
 def run(tmp_path: Path, env_id: str, model: str = "scripted:oracle", **kwargs):

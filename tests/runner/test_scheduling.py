@@ -6,7 +6,8 @@ import time
 
 import helpers_env
 
-from colbench.runner import EvalConfig, episode_seed, evaluate, read_episodes
+from colbench.rundir import read_episodes
+from colbench.runner import EvalConfig, episode_seed, evaluate
 
 
 def max_overlap(records) -> int:

@@ -16,7 +16,7 @@ import helpers_env  # noqa: E402
 
 from colbench.errors import ConfigError  # noqa: E402
 from colbench.records import EpisodeRecord, TurnRecord  # noqa: E402
-from colbench.runner.results import read_episodes  # noqa: E402
+from colbench.rundir import read_episodes  # noqa: E402
 from colbench.tasks import Task, TaskSet  # noqa: E402
 from colbench.trainers import (  # noqa: E402
     CollectConfig,

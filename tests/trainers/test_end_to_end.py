@@ -13,7 +13,7 @@ for _module in ("torch", "transformers", "trl", "peft", "datasets", "accelerate"
 import helpers_env  # noqa: E402
 
 from colbench.cli.main import main  # noqa: E402
-from colbench.runner.results import load_summary, read_episodes  # noqa: E402
+from colbench.rundir import RunDir, read_episodes  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -85,5 +85,5 @@ def test_collect_train_evaluate(name, lora, cli_data, tiny_llama, tmp_path, caps
     assert main(["evaluate", helpers_env.ENV_ID, "--model", f"hf:{out}?device=cpu",
                  "--num-tasks", "2", "--max-tokens", "4", "--out", str(runs),
                  "--no-progress"]) == 0
-    summary = load_summary(runs)
+    summary = RunDir(runs).load_summary()
     assert summary.counts.ok == 2 and summary.model == f"hf:{out}?device=cpu"

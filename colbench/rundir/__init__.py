@@ -1,0 +1,28 @@
+"""The run directory: the one owner of its file names, reading, writing, summary, identity
+and resume rules. The runner, ``colbench show``/``report``, the leaderboard client,
+collection and the trainers' data loading all go through it.
+
+>>> run = RunDir("runs/backend/oracle")   # doctest: +SKIP
+>>> summary, partial = run.summary()       # doctest: +SKIP
+"""
+
+from colbench.rundir._episodes import (
+    EPISODES_FILE,
+    EpisodeWriter,
+    latest_per_key,
+    read_episodes,
+    read_latest_episodes,
+    write_json_atomic,
+)
+from colbench.rundir._rundir import (
+    COLLECT_FILE,
+    EPISODES_GZ_FILE,
+    RUN_FILE,
+    TASKS_FILE,
+    RunDir,
+)
+from colbench.rundir._summary import SUMMARY_FILE, summarise_from_identity, summarise_records
+
+__all__ = ["COLLECT_FILE", "EPISODES_FILE", "EPISODES_GZ_FILE", "RUN_FILE", "SUMMARY_FILE",
+           "TASKS_FILE", "EpisodeWriter", "RunDir", "latest_per_key", "read_episodes",
+           "read_latest_episodes",            "summarise_from_identity", "summarise_records", "write_json_atomic"]

@@ -1,0 +1,204 @@
+"""The run directory as a whole: its file names, and the rules that keep one run per folder.
+
+A run directory holds:
+
+* ``run.json``: the run's identity (env, model, split, task set, trials, seed, env options,
+  sampling) and the colbench version that started it; written before the first episode;
+* ``episodes.jsonl``: one record per finished episode (:mod:`colbench.rundir._episodes`);
+* ``summary.json``: the aggregate, written when the run ends (:mod:`colbench.rundir._summary`);
+* from ``colbench collect`` also ``tasks.jsonl`` (with ``tasks.jsonl.manifest.json``), the
+  tasks with their privileged data, and ``collect.json``, the collection's settings.
+
+Resume rules (:meth:`RunDir.prepare`): a folder that holds the same identity is resumed; one
+that holds another identity is refused, naming the keys that differ; episodes without a
+``run.json`` are refused rather than mixed in. Every write goes through :class:`RunDir`, so a
+lock that keeps two processes off one folder can later be taken in :meth:`RunDir.prepare`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from colbench._version import __version__
+from colbench.errors import ConfigError
+from colbench.records import EpisodeRecord, Summary
+from colbench.rundir._episodes import (
+    EPISODES_FILE,
+    EpisodeWriter,
+    latest_per_key,
+    read_episodes,
+    read_latest_episodes,
+    write_json_atomic,
+)
+from colbench.rundir._summary import SUMMARY_FILE, summarise_from_identity
+from colbench.tasks import TaskSet
+
+RUN_FILE = "run.json"
+TASKS_FILE = "tasks.jsonl"
+COLLECT_FILE = "collect.json"
+#: A submission may carry its episodes already gzipped under this name.
+EPISODES_GZ_FILE = EPISODES_FILE + ".gz"
+
+
+class RunDir:
+    """One run directory. Making the object touches nothing on disk; :meth:`prepare` does."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"RunDir({str(self.path)!r})"
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+    # -- file names ---------------------------------------------------------------------------
+    @property
+    def run_path(self) -> Path:
+        return self.path / RUN_FILE
+
+    @property
+    def episodes_path(self) -> Path:
+        return self.path / EPISODES_FILE
+
+    @property
+    def summary_path(self) -> Path:
+        return self.path / SUMMARY_FILE
+
+    @property
+    def tasks_path(self) -> Path:
+        return self.path / TASKS_FILE
+
+    @property
+    def collect_path(self) -> Path:
+        return self.path / COLLECT_FILE
+
+    # -- identity and resume ------------------------------------------------------------------
+    def holds_run(self) -> bool:
+        """True when a run was started here (``run.json`` exists)."""
+        return self.run_path.is_file()
+
+    def read_run_info(self) -> dict[str, Any]:
+        """``run.json`` as written by :meth:`prepare`."""
+        try:
+            data = json.loads(self.run_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"{self.path}: no {RUN_FILE} (is this a colbench run "
+                              "directory?)") from None
+        except ValueError as exc:
+            raise ConfigError(f"{self.run_path}: not valid JSON ({exc})") from exc
+        if not isinstance(data, dict):
+            raise ConfigError(f"{self.run_path}: not a run description (a JSON object)")
+        return data
+
+    def stored_identity(self) -> dict[str, Any]:
+        """The identity of the run started here (empty when ``run.json`` names none)."""
+        identity = self.read_run_info().get("identity") or {}
+        if not isinstance(identity, dict):
+            raise ConfigError(f"{self.run_path}: 'identity' is not a JSON object")
+        return identity
+
+    def prepare(self, identity: Mapping[str, Any], *, resume: bool = True,
+                extra: Mapping[str, Any] | None = None) -> list[EpisodeRecord]:
+        """Make this folder hold the run ``identity`` and return the records it already has.
+
+        Creates the folder; refuses (:class:`ConfigError`, naming the differing keys) a folder
+        that holds another run, or episodes without ``run.json``; with ``resume`` false also
+        a folder that already holds this run. Then writes ``run.json`` (``identity``, the
+        colbench version, and ``extra``) and cuts a half-written last episode line. Returns
+        the latest record per (task, trial), in file order.
+        """
+        self.path.mkdir(parents=True, exist_ok=True)
+        # JSON round trip: tuples become lists and paths strings, as they are when read back.
+        current = json.loads(json.dumps(dict(identity), default=str))
+        if self.holds_run():
+            stored = self.stored_identity()
+            if stored != current:
+                differ = "; ".join(
+                    f"{key}: {stored.get(key)!r} there, {current.get(key)!r} now"
+                    for key in sorted(set(stored) | set(current))
+                    if stored.get(key) != current.get(key))
+                raise ConfigError(f"{self.path} holds a different run ({differ}); rerun the "
+                                  "same command to resume it, or pass another --out")
+            if not resume:
+                raise ConfigError(f"{self.path} already holds this run; pass --resume to go "
+                                  "on with it or use another --out")
+        elif self.episodes_path.exists() and self.episodes_path.stat().st_size:
+            raise ConfigError(f"{self.episodes_path} exists but {RUN_FILE} does not; refusing "
+                              "to mix runs")
+        write_json_atomic(self.run_path, {"identity": dict(identity),
+                                          "colbench_version": __version__, **(extra or {})})
+        return list(latest_per_key(self.read_episodes(repair=True)).values())
+
+    # -- episodes -----------------------------------------------------------------------------
+    def read_episodes(self, *, repair: bool = False) -> list[EpisodeRecord]:
+        """Every complete record, in the order written (retries included)."""
+        return read_episodes(self.episodes_path, repair=repair)
+
+    def latest_episodes(self) -> list[EpisodeRecord]:
+        """The latest record per (task, trial), ordered by task id and trial."""
+        return read_latest_episodes(self.episodes_path)
+
+    def episode_writer(self) -> EpisodeWriter:
+        """An appender for ``episodes.jsonl``; call after :meth:`prepare`."""
+        return EpisodeWriter(self.episodes_path)
+
+    def episodes_for_upload(self) -> bytes:
+        """The raw bytes of ``episodes.jsonl``, or of its gzipped form when only that is here."""
+        if self.episodes_path.is_file():
+            return self.episodes_path.read_bytes()
+        gz_path = self.path / EPISODES_GZ_FILE
+        if gz_path.is_file():
+            return gz_path.read_bytes()
+        raise ConfigError(f"{self.path} has no {EPISODES_FILE}")
+
+    # -- summary ------------------------------------------------------------------------------
+    def has_summary(self) -> bool:
+        return self.summary_path.is_file()
+
+    def load_summary(self) -> Summary:
+        if not self.has_summary():
+            raise ConfigError(f"{self.path}: no {SUMMARY_FILE} (is this a colbench run "
+                              "directory?)")
+        return Summary.model_validate_json(self.summary_path.read_text(encoding="utf-8"))
+
+    def write_summary(self, summary: Summary) -> None:
+        write_json_atomic(self.summary_path, summary.model_dump(mode="json"))
+
+    def summary(self, records: list[EpisodeRecord] | None = None) -> tuple[Summary, bool]:
+        """``(summary, partial)``: ``summary.json`` when the run finished; else, for a run cut
+        short, the summary computed from its latest records (``records`` when given) and the
+        identity in ``run.json``, with ``partial`` true."""
+        if self.has_summary():
+            return self.load_summary(), False
+        if not self.holds_run():
+            raise ConfigError(f"{self.path}: neither {SUMMARY_FILE} nor {RUN_FILE} here (is "
+                              "this a colbench run directory?)")
+        if records is None:
+            records = self.latest_episodes()
+        return summarise_from_identity(records, self.stored_identity()), True
+
+    # -- what a collection adds ---------------------------------------------------------------
+    def write_tasks(self, tasks: TaskSet) -> Path:
+        """``tasks.jsonl`` and its manifest: the tasks that ran, privileged data included."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        return tasks.save(self.tasks_path)
+
+    def read_tasks(self) -> TaskSet | None:
+        """The tasks a collection saved here, or None when it saved none."""
+        if not self.tasks_path.is_file():
+            return None
+        return TaskSet.load(self.tasks_path)
+
+    def write_collect_info(self, info: Mapping[str, Any]) -> None:
+        """``collect.json``: the collection's settings."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(self.collect_path, dict(info))
+
+    def read_collect_info(self) -> dict[str, Any] | None:
+        if not self.collect_path.is_file():
+            return None
+        return json.loads(self.collect_path.read_text(encoding="utf-8"))

@@ -1,0 +1,49 @@
+"""``summary.json``: a run's aggregate, computed from its per-episode records alone.
+
+The runner writes it when a run ends; a report computes the same thing for a run that was
+cut short (no ``summary.json``) from its records and the identity in ``run.json``; the
+leaderboard recomputes it to check a submission. One function serves all three, so the
+numbers cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from colbench._version import __version__
+from colbench.records import Counts, EpisodeRecord, Summary, TaskSetRef
+from colbench.stats import aggregate
+
+SUMMARY_FILE = "summary.json"
+
+
+def summarise_records(records: Sequence[EpisodeRecord], *, env: str, model: str,
+                      split: str | None, task_set: TaskSetRef, trials: int,
+                      env_facts: Mapping[str, Any], seed: int | None = None,
+                      seconds: float | None = None) -> Summary:
+    """The summary of a run, computed from its per-episode records alone (the leaderboard
+    recomputes it the same way). Only ``ok`` episodes are scored; errors are counted."""
+    ok = [r for r in records if r.status == "ok"]
+    return Summary(
+        env=env, env_version=env_facts.get("env_version"), model=model, split=split,
+        task_set=task_set, trials=trials,
+        counts=Counts(episodes=len(records), ok=len(ok), error=len(records) - len(ok)),
+        metrics=aggregate(r.metrics for r in ok), colbench_version=__version__,
+        simulator=env_facts.get("simulator"), scorer=env_facts.get("scorer"),
+        scorer_weights_hash=env_facts.get("scorer_weights_hash"), seed=seed,
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), seconds=seconds)
+
+
+def summarise_from_identity(records: Sequence[EpisodeRecord],
+                            identity: Mapping[str, Any]) -> Summary:
+    """The summary of an interrupted run: its records, labelled from the identity that
+    ``run.json`` stored. What only the env knows (its version, simulator, scorer) stays
+    unset, since no env is made to read a run."""
+    task_set = identity.get("task_set") or {}
+    return summarise_records(
+        records, env=identity.get("env", "?"), model=identity.get("model", "?"),
+        split=identity.get("split"),
+        task_set=TaskSetRef(name=task_set.get("name", "?"), hash=task_set.get("hash", "?")),
+        trials=int(identity.get("trials", 1)), env_facts={}, seed=identity.get("seed"))
