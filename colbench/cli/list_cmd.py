@@ -7,6 +7,18 @@ import warnings
 
 from colbench import registry
 
+#: What a kind's components are called, for saying where they would come from.
+_WHAT = {"executors": "execution plugins", "envs": "environments", "models": "model kinds",
+         "simulators": "simulated humans", "scorers": "scorers", "trainers": "trainers"}
+
+
+def empty_note(kind: str) -> str:
+    """Why a kind lists nothing: none is installed, and where one would register."""
+    registry_of_kind = registry.ALL[kind]
+    what = _WHAT.get(kind, kind)
+    return (f"(none installed: {what} register in the {registry_of_kind.group} entry-point "
+            "group)")
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("list", help="list registered components and their origin")
@@ -34,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         for name, source in rows:
             print(f"  {name:<{width}}  {source}")
         if not rows:
-            print("  (none)")
+            print(f"  {empty_note(kind)}")
         for w in caught:
             print(f"  warning: {w.message}")
     return 0

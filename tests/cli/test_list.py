@@ -35,3 +35,16 @@ def test_a_plugin_env_shows_its_distribution(run_cli):
     assert result.returncode == 0, result.stderr
     line = next(x for x in result.stdout.splitlines() if "colbench-test/Guess-v0" in x)
     assert "entry point helpers_env:GuessEnv (colbench-test-plugin)" in line
+
+
+def test_an_empty_kind_says_why_and_where_plugins_register(capsys):
+    assert main(["list", "executors"]) == 0
+    out = capsys.readouterr().out
+    assert out == ("executors:\n  (none installed: execution plugins register in the "
+                   "colbench.executors entry-point group)\n")
+
+
+def test_simulators_list_each_suites_kinds(capsys):
+    assert main(["list", "simulators"]) == 0
+    names = re.findall(r"^  (\S+)", section(capsys.readouterr().out, "simulators"), re.MULTILINE)
+    assert {"backend/builtin", "backend/model", "frontend/builtin", "frontend/model"} <= set(names)
