@@ -48,6 +48,16 @@ def import_object(path: str) -> Any:
     return obj
 
 
+def entry_point_source(ep: metadata.EntryPoint) -> str:
+    """Where an entry point's component comes from, as ``colbench list`` shows it."""
+    dist = getattr(ep, "dist", None)
+    if dist is not None and dist.name == "colbench":
+        # colbench's own parts (gyms, trainers) declare entry points like any plugin
+        # does, since the core may not import them; to a user they are built in.
+        return "builtin"
+    return f"entry point {ep.value} ({dist.name if dist else 'unknown distribution'})"
+
+
 class Registry(Generic[T]):
     """A thread-safe name -> component map that also reads one entry-point group.
 
@@ -119,13 +129,7 @@ class Registry(Generic[T]):
         ep = self._eps().get(name)
         if ep is None:
             return None
-        dist = getattr(ep, "dist", None)
-        if dist is not None and dist.name == "colbench":
-            # colbench's own parts (gyms, trainers) declare entry points like any plugin
-            # does, since the core may not import them; to a user they are built in.
-            source = "builtin"
-        else:
-            source = f"entry point {ep.value} ({dist.name if dist else 'unknown distribution'})"
+        source = entry_point_source(ep)
         try:
             obj = ep.load()
         except Exception as exc:  # a broken plugin must not take the others down
