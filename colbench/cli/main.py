@@ -1,5 +1,12 @@
-"""The ``colbench`` command. Each subcommand lives in its own module of this package and
-exposes ``add_parser(subparsers)`` and ``run(args) -> int``."""
+"""The ``colbench`` command.
+
+The core's subcommands live in the modules of this package named in :data:`CORE_COMMANDS`;
+the parts (trainers, leaderboard) and third-party packages contribute theirs through the
+entry-point group ``colbench.commands`` (see :mod:`colbench.cli.contributed_commands`). Each
+command exposes ``add_parser(subparsers)``, which adds its subparser and sets the function that
+runs it (``set_defaults(func=run)``, a function of the parsed arguments that returns the exit
+status).
+"""
 
 from __future__ import annotations
 
@@ -7,44 +14,63 @@ import argparse
 import importlib
 import logging
 import sys
+import warnings
 from collections.abc import Sequence
 
 from colbench._version import __version__
+from colbench.cli import contributed_commands
 from colbench.errors import ColbenchError
 
-# The modules of colbench.cli that define subcommands, in help order. They are imported when
-# the parser is built, so each keeps its heavy imports inside run().
-COMMAND_MODULES = ("list_cmd", "evaluate_cmd", "play_cmd", "show_cmd", "report_cmd", "data_cmd",
-                   "collect_cmd", "train_cmd", "submit_cmd", "leaderboard_cmd")
+#: The core's subcommands and their modules in colbench.cli, in help order. They are imported
+#: whenever the parser is built, so each keeps its heavy imports inside run().
+CORE_COMMANDS = {"list": "list_cmd", "evaluate": "evaluate_cmd", "play": "play_cmd",
+                 "show": "show_cmd", "report": "report_cmd", "data": "data_cmd"}
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The full parser: the core's commands, then the contributed ones (a broken one is left
+    out with a :class:`~colbench.cli.contributed_commands.CommandPluginWarning`)."""
     parser = argparse.ArgumentParser(
         prog="colbench", description="Benchmarks and environments for multi-turn LLM agents.")
     parser.add_argument("--version", action="version", version=f"colbench {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module_name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"colbench.cli.{module_name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"colbench.cli.{module_name}":
-                continue  # a command whose part is not built yet
-            raise
-        module.add_parser(subparsers)
+    for module_name in CORE_COMMANDS.values():
+        importlib.import_module(f"colbench.cli.{module_name}").add_parser(subparsers)
+    contributed_commands.add_contributed(subparsers, contributed_commands.discover(CORE_COMMANDS))
+    return parser
+
+
+def _build_parser_reporting_plugins() -> argparse.ArgumentParser:
+    """:func:`build_parser`, with each contributed command's problem printed as one line
+    (``colbench: warning: ...``) instead of a Python warning with a source location."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", contributed_commands.CommandPluginWarning)
+        parser = build_parser()
+    for warning in caught:
+        if issubclass(warning.category, contributed_commands.CommandPluginWarning):
+            print(f"colbench: warning: {warning.message}", file=sys.stderr)
+        else:  # someone else's warning: show it as it would have been shown
+            warnings.showwarning(warning.message, warning.category, warning.filename,
+                                 warning.lineno)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    parser = _build_parser_reporting_plugins()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
+    run = getattr(args, "func", None)
+    if run is None:  # a contributed command whose parser set no func
+        print(f"colbench {args.command}: error: the command set no function to run "
+              "(its add_parser must call set_defaults(func=...))", file=sys.stderr)
+        return 2
     try:
-        return int(args.func(args) or 0)
+        return int(run(args) or 0)
     except ColbenchError as exc:
         print(f"colbench {args.command}: error: {exc}", file=sys.stderr)
         return 2

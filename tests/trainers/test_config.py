@@ -1,5 +1,5 @@
-"""A trainer's config dataclass fills from its defaults, a YAML file and flags, in that order;
-the CLI's flags and help come from the fields' metadata."""
+"""A trainer's config dataclass fills from its defaults, a YAML file and flags, in that order.
+(The flags and help that ``colbench train`` makes of it: tests/trainers/commands/test_train.py.)"""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import pytest
 for _module in ("torch", "transformers", "trl", "peft", "datasets", "accelerate"):
     pytest.importorskip(_module, reason="the trainers need colbench[train]")
 
-from colbench.cli.main import main  # noqa: E402
 from colbench.errors import ConfigError  # noqa: E402
 from colbench.trainers.config_io import build_config, config_fields, config_to_yaml  # noqa: E402
 from colbench.trainers.mt_dpo_config import MTDPOConfig  # noqa: E402
@@ -64,25 +63,3 @@ def test_yaml_round_trip(tmp_path):
     path.write_text(config_to_yaml(config))
     assert "# candidate actions sampled per chosen turn" in path.read_text()
     assert build_config(SweetRLConfig, load_yaml(path)) == config
-
-
-def test_train_help_lists_the_trainers_settings(capsys):
-    with pytest.raises(SystemExit) as done:
-        main(["train", "sweet-rl", "--help"])
-    assert done.value.code == 0
-    text = capsys.readouterr().out
-    for flag in ("--model", "--data", "--config", "--num-candidates", "--critic-epochs",
-                 "--lora", "--no-lora", "--trl-args", "--nll-coef"):
-        assert flag in text
-    assert "candidate actions sampled per chosen turn (default: 16)" in " ".join(text.split())
-
-
-def test_train_without_a_name_lists_trainers(capsys):
-    assert main(["train"]) == 2
-    err = capsys.readouterr().err
-    assert "rft" in err and "mt-dpo" in err and "sweet-rl" in err
-
-
-def test_unknown_trainer_suggests_the_close_name(capsys):
-    assert main(["train", "sweet_rl", "--model", "hf:x", "--out", "o"]) == 2
-    assert "did you mean 'sweet-rl'" in capsys.readouterr().err

@@ -63,15 +63,6 @@ def test_collect_writes_tasks_with_privileged_data_and_resumes(guess_data):
     assert (guess_data / "episodes.jsonl").read_bytes() == before
 
 
-def test_collect_cli_refuses_a_different_pool_in_the_same_folder(guess_data, capsys):
-    from colbench.cli.main import main
-
-    rc = main(["collect", helpers_env.ENV_ID, "--model", "scripted:oracle", "--k", "3",
-               "--num-tasks", "6", "--out", str(guess_data), "--no-progress"])
-    assert rc == 2
-    assert "holds a different run" in capsys.readouterr().err
-
-
 def test_datasets_have_the_documented_rows(guess_data):
     data = load_trajectories(guess_data)
     assert data.env == helpers_env.ENV_ID and len(data.episodes) == 18

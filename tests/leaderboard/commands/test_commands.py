@@ -16,7 +16,7 @@ import pytest
 
 from colbench.cli.main import main
 
-from .conftest import copy_run, make_board, serve_in_thread
+from ..conftest import copy_run, make_board, serve_in_thread
 
 
 @pytest.fixture

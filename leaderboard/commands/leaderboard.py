@@ -60,6 +60,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _database(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The upgraded database of ``--db``. Call it before importing any server module: without
+    ``colbench[leaderboard]`` it raises the one-line error that names the extra."""
     from colbench.leaderboard import require_server_extra
 
     require_server_extra()
@@ -161,9 +163,10 @@ def run_worker(args: argparse.Namespace) -> int:
 
 
 def run_token_create(args: argparse.Namespace) -> int:
+    db = _database(args)
     from colbench.leaderboard.tokens import create_token
 
-    info, secret = create_token(_database(args), args.name)
+    info, secret = create_token(db, args.name)
     print(f"created token {info.name!r} (id {info.id}); it is shown only now, keep it "
           "secret:", file=sys.stderr)
     print(secret)
@@ -171,17 +174,19 @@ def run_token_create(args: argparse.Namespace) -> int:
 
 
 def run_token_revoke(args: argparse.Namespace) -> int:
+    db = _database(args)
     from colbench.leaderboard.tokens import revoke_token
 
-    info = revoke_token(_database(args), args.name)
+    info = revoke_token(db, args.name)
     print(f"revoked token {info.name!r} (id {info.id}) at {info.revoked_at}")
     return 0
 
 
 def run_token_list(args: argparse.Namespace) -> int:
+    db = _database(args)
     from colbench.leaderboard.tokens import list_tokens
 
-    tokens = list_tokens(_database(args))
+    tokens = list_tokens(db)
     if not tokens:
         print("no tokens")
     for info in tokens:
