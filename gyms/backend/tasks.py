@@ -221,3 +221,22 @@ def clear_memory_cache() -> None:
     """Forget the sets loaded in this process (tests use it; the disk cache stays)."""
     with _lock:
         _loaded.clear()
+
+
+# -- what `colbench data` asks of the backend -----------------------------------------------------
+
+class BackendTaskSets:
+    """The backend's :class:`colbench.cli.data_cmd.TaskSetSource`, declared in the entry-point
+    group ``colbench.task_sets`` as ``backend``, so that ``colbench data`` builds and imports
+    backend sets without the core importing this suite."""
+
+    env_id = "colbench/Backend-v0"
+
+    def import_file(self, source: Path, out: Path, *, split: str | None, name: str) -> TaskSet:
+        return import_official(source, out, split=split, name=name)
+
+    def build(self, split: str) -> TaskSet:
+        return load_backend_tasks(split)
+
+
+TASK_SETS = BackendTaskSets()

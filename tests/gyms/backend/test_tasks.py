@@ -240,3 +240,14 @@ def test_bad_colbench_task_line_names_the_line(cache, tmp_path):
 def test_convert_rejects_rows_that_are_not_objects():
     with pytest.raises(ConfigError, match="row 2: .*JSON object"):
         convert_official_rows([OFFICIAL_ROWS[0], ["not", "a", "row"]])
+
+
+def test_colbench_data_finds_the_backend_by_its_entry_point():
+    import gymnasium
+
+    import colbench  # noqa: F401  (registers the env ids)
+    from colbench import registry
+
+    source = registry.task_sets.get("backend")
+    assert source is backend_tasks.TASK_SETS
+    assert gymnasium.spec(source.env_id).id == "colbench/Backend-v0"
