@@ -21,7 +21,6 @@ _EXPORTS = {
     "Database": "colbench.leaderboard._db",
     "SuiteCatalog": "colbench.leaderboard.suites",
     "Suite": "colbench.leaderboard.suites",
-    "BackendRescorer": "colbench.leaderboard.suites",
     "VerificationWorker": "colbench.leaderboard.worker",
     "verify_run": "colbench.leaderboard.verify",
     "create_token": "colbench.leaderboard.tokens",

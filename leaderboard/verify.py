@@ -8,9 +8,9 @@
    model, trials in range;
 3. every aggregate, recomputed from the records the way the runner computes it (the
    summary's own totals are only compared, never used);
-4. for suites with a re-scorer (the backend), every episode replayed on the server: the
-   simulated human's replies (built-in simulator) and the final answer re-run against the
-   hidden tests in the sandbox;
+4. for suites with a replay (found by env id in the ``replays`` registry; the backend's
+   re-steps its env: the simulated human's replies and the final answer re-run against
+   the hidden tests in the sandbox), every episode replayed on the server;
 5. the colbench version, the env version, the turn budget, errored episodes, and (when the
    server asks for it) a whole split.
 
@@ -31,9 +31,10 @@ from colbench._version import __version__
 from colbench.leaderboard._db import REJECTED, UNVERIFIED, VERIFIED
 from colbench.leaderboard._settings import LeaderboardSettings
 from colbench.leaderboard._versions import parse_version
-from colbench.leaderboard.suites import EpisodeCheck, SuiteCatalog
+from colbench.leaderboard.suites import SuiteCatalog
 from colbench.leaderboard.upload import ParsedRun
 from colbench.records import EpisodeRecord, MetricSummary
+from colbench.replay import ReplayResult, RunFacts
 from colbench.stats import aggregate
 
 #: Examples listed per kind of problem before "and N more".
@@ -66,7 +67,7 @@ def _episode_key(key: tuple[str, int]) -> str:
 def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSettings,
                *, threads: int = 0) -> Verification:
     """Verify ``run``; see the module docstring. ``threads``: how many episodes are
-    re-checked at once (default: the re-scorer's sandbox workers)."""
+    replayed at once (default: what the suite's replay says it can use)."""
     summary = run.summary
     suite = catalog.get(summary.env)
     if suite is None:
@@ -119,15 +120,15 @@ def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSetti
     problems += _summary_problems(run, from_records, len(ok))
 
     final_metrics: dict[tuple[str, int], dict[str, Any]] = {r.key: r.metrics for r in ok}
-    rescored = suite.rescorer is not None
-    if suite.rescorer is not None:
-        rescorer = suite.rescorer
-        problems += rescorer.run_problems(summary.simulator, summary.scorer)
-        workers = threads or int(getattr(rescorer, "workers", 0) or 0) or 2
+    rescored = suite.replay is not None
+    if suite.replay is not None:
+        replay = suite.replay
+        facts = RunFacts.from_summary(summary)
+        problems += replay.run_problems(facts)
+        workers = threads or int(getattr(replay, "workers", 0) or 0) or 2
 
-        def check(record: EpisodeRecord) -> EpisodeCheck:
-            return rescorer.check(task_set.get(record.task_id), record, summary.simulator,
-                                  summary.scorer)
+        def check(record: EpisodeRecord) -> ReplayResult:
+            return replay.check(task_set.get(record.task_id), record, facts)
 
         # An episode over the turn budget is not replayed (its length is unbounded, the
         # replay's cost would be too) and counts as failed; it was reported above.

@@ -58,22 +58,22 @@ def test_a_heartbeat_keeps_the_claim(db_url: str, runs) -> None:
         board.state.db.dispose()
 
 
-class _BrokenRescorer:
+class _BrokenReplay:
     """A sandbox that cannot start: the server's failure, never the submitter's."""
 
     workers = 1
 
-    def run_problems(self, simulator, scorer):
+    def run_problems(self, run):
         return []
 
-    def check(self, task, record, simulator, scorer):
+    def check(self, task, record, run):
         raise EnvironmentFailure("the sandbox could not start")
 
 
 def test_a_failure_on_the_servers_side_is_retried_then_reported(db_url: str, runs) -> None:
     catalog = SuiteCatalog([Suite(env_id=BACKEND_ENV, load_split=load_backend_tasks,
                                   env_version=BackendEnv.version, max_turns=10,
-                                  rescorer=_BrokenRescorer())])
+                                  replay=_BrokenReplay())])
     settings = LeaderboardSettings(full_split_only=False, max_verify_attempts=2)
     app = create_app(db_url, settings=settings, catalog=catalog)
     state = app.extensions[EXTENSION]
