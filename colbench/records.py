@@ -1,6 +1,7 @@
 """The records a run writes: one :class:`EpisodeRecord` per line of ``episodes.jsonl`` and
 one :class:`Summary` in ``summary.json``. The leaderboard and the trainers read these; the
-field names are a public format."""
+field names are a public format. The files themselves (names, reading, resume rules) belong to
+:mod:`colbench.rundir`."""
 
 from __future__ import annotations
 
@@ -61,6 +62,9 @@ class MetricSummary(BaseModel):
     mean: float
     ci95: tuple[float, float]
     n: int
+    # How ci95 was computed (colbench.stats names the methods); None in files written before
+    # the methods were recorded, which used a normal interval for means.
+    method: str | None = None
 
 
 class TaskSetRef(BaseModel):

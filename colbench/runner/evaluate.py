@@ -5,6 +5,11 @@ Episodes are (task, trial) pairs. Each runs in its own env instance from a pool 
 worker threads. An exception raised by the env (or an :class:`EnvironmentFailure`) is the
 environment's failure, not the agent's: the episode is retried up to ``max_env_retries``
 times and, if it still fails, recorded with status ``error`` and left out of the scores.
+
+The model learns where it is from an :class:`~colbench.models.base.EpisodeContext` (env, task,
+trial, turn, seed) passed with every call, not from the env; the run directory's format and
+resume rules belong to :class:`~colbench.rundir.RunDir`; code outside the runner takes part
+through :class:`~colbench.runner.hooks.RunHooks`.
 """
 
 from __future__ import annotations
