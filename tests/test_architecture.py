@@ -183,6 +183,33 @@ def find_violations(root: Path) -> list[Violation]:
     return violations
 
 
+def private_owner(imported: str) -> str | None:
+    """The module or package that keeps ``imported`` private, if it is private: everything
+    before its first name that starts with ``_`` (``colbench.sandbox._wire`` is the sandbox
+    package's; ``colbench.x.app._tags`` is module ``app``'s). Dunder names are public."""
+    parts = imported.split(".")
+    for index, name in enumerate(parts):
+        if name.startswith("_") and not (name.startswith("__") and name.endswith("__")):
+            return ".".join(parts[:index])
+    return None
+
+
+def find_private_imports(root: Path) -> list[Violation]:
+    """Every import of a ``_name`` from outside the package or module that owns it."""
+    layout = Layout.read(root)
+    violations: list[Violation] = []
+    for path, module in layout.modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for line, imported in imported_names(tree, module, path.name == "__init__.py",
+                                             strings=False):
+            owner = private_owner(imported)
+            if (owner is not None and layout.part_of(imported) is not None
+                    and module != owner and not module.startswith(owner + ".")):
+                violations.append(Violation(str(path.relative_to(root)), line, module,
+                                            f"private to {owner}", imported))
+    return violations
+
+
 # -- the rules on colbench itself ------------------------------------------------------------
 
 def test_no_part_imports_another_part_and_the_core_imports_none():
@@ -190,6 +217,13 @@ def test_no_part_imports_another_part_and_the_core_imports_none():
     assert not violations, ("forbidden imports (a module imports its own part and the core, "
                             "nothing else; see docs/architecture.md):\n"
                             + "\n".join(f"  {v}" for v in violations))
+
+
+def test_nothing_outside_a_package_imports_its_private_names():
+    violations = find_private_imports(ROOT)
+    assert not violations, ("imports of private names (a name starting with _ is private to "
+                            "the package or module that holds it; import the package's "
+                            "public API instead):\n" + "\n".join(f"  {v}" for v in violations))
 
 
 def test_the_layout_is_read_from_pyproject():
@@ -260,6 +294,24 @@ def test_the_checker_catches_planted_violations(tmp_path):
         "leaderboard/replay.py:1: leaderboard -> gyms/beta (imports colbench.gyms.beta.env)",
         "plugins/run.py:1: plugins -> trainers (imports colbench.trainers.data)",
     ])
+
+
+def test_the_checker_catches_private_imports(tmp_path):
+    root = _tree(tmp_path, {
+        "colbench/box/__init__.py": "from colbench.box._impl import run\n",
+        "colbench/box/_impl.py": "from colbench.box import _wire\n\ndef run(): ...\n",
+        "colbench/box/_wire.py": "from colbench import __version__\n",
+        "colbench/box/inner/use.py": "from colbench.box._wire import x\n",
+        "colbench/other.py": "from colbench.box._impl import run\n",
+        "gyms/alpha/app.py": "def _helper(): ...\n",
+        "gyms/alpha/tasks.py": "\nfrom colbench.gyms.alpha.app import _helper\n",
+    })
+    assert sorted(str(v) for v in find_private_imports(root)) == [
+        "colbench/other.py:1: colbench.other -> private to colbench.box "
+        "(imports colbench.box._impl.run)",
+        "gyms/alpha/tasks.py:2: colbench.gyms.alpha.tasks -> private to "
+        "colbench.gyms.alpha.app (imports colbench.gyms.alpha.app._helper)",
+    ]
 
 
 def test_a_clean_tree_has_no_violations(tmp_path):

@@ -38,7 +38,7 @@ SORTABLE = {"title": ("a.title", "asc"), "views": ("a.views", "desc"),
             "updated": ("a.updated", "desc")}
 
 
-def _tags(text: str) -> str:
+def normalize_tags(text: str) -> str:
     """Tags are stored trimmed, lower-case, without duplicates, in the order given."""
     seen: list[str] = []
     for tag in text.split(","):
@@ -141,7 +141,7 @@ def create_app(db_path: str | Path, secret: str) -> Flask:
             errors.append("Choose a status.")
         if not form["body"]:
             errors.append("The body cannot be empty.")
-        form["tags"] = _tags(form["tags"])
+        form["tags"] = normalize_tags(form["tags"])
         return form, errors
 
     @app.route("/articles/<int:aid>/edit", methods=["GET", "POST"])

@@ -17,7 +17,7 @@ from colbench.gyms.web.plans import (
     rows_condition,
     select,
 )
-from colbench.gyms.web.sites.admin.app import _tags
+from colbench.gyms.web.sites.admin.app import normalize_tags
 from colbench.gyms.web.sites.admin.seed import ROLES, STATUSES
 
 SETTINGS_SQL = "SELECT key, value FROM settings ORDER BY key"
@@ -201,7 +201,7 @@ def generate(conn: sqlite3.Connection) -> list[Draft]:
                                                  "data, explainer, guide"], strict=True):
         add(Draft("set_tags", "state", f"Set the tags of the article \"{a['title']}\" to "
                   f"\"{tags}\".", {"type": "db", "conditions": [
-                      article_state(a, tags=_tags(tags))]},
+                      article_state(a, tags=normalize_tags(tags))]},
                   [*edit_article(a["title"]), fill("textbox", "Tags", tags),
                    click("button", "Save changes")]))
     for a in rng.sample(articles, 4):
