@@ -39,6 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from colbench.chromium import find_chromium_and_driver
 from colbench.errors import ConfigError, EnvironmentFailure
 from colbench.gyms.frontend.render.dom import DOM_SCRIPT, PageDom
 from colbench.gyms.frontend.render.gate import TAILWIND_VERSION, RequestGate
@@ -79,24 +80,11 @@ const fonts = (document.fonts && document.fonts.ready) ? document.fonts.ready : 
 fonts.then(() => requestAnimationFrame(() => requestAnimationFrame(() => done(true))));
 """
 
-_CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "chrome")
-
-
 def find_browser() -> tuple[str, str]:
-    """Paths of chromium and chromedriver: ``COLBENCH_CHROMIUM``/``COLBENCH_CHROMEDRIVER``
-    when set, else the first found on ``PATH``. Raises ConfigError saying how to install."""
-    chromium = os.environ.get("COLBENCH_CHROMIUM") or next(
-        (p for p in (shutil.which(n) for n in _CHROMIUM_NAMES) if p), None)
-    driver = os.environ.get("COLBENCH_CHROMEDRIVER") or shutil.which("chromedriver")
-    missing = [name for name, path in (("chromium", chromium), ("chromedriver", driver))
-               if not path or not os.path.exists(path)]
-    if missing:
-        raise ConfigError(
-            f"the frontend renderer needs {' and '.join(missing)}, which were not found. On "
-            "Debian/Ubuntu: apt-get install chromium chromium-driver; or point "
-            "COLBENCH_CHROMIUM and COLBENCH_CHROMEDRIVER at the binaries")
-    assert chromium is not None and driver is not None
-    return chromium, driver
+    """Paths of chromium and chromedriver, found as every colbench browser finds them
+    (:mod:`colbench.chromium`: ``COLBENCH_CHROMIUM``/``COLBENCH_CHROMEDRIVER``, then ``PATH``,
+    then Debian's locations). Raises ConfigError saying which Debian packages to install."""
+    return find_chromium_and_driver("the frontend renderer")
 
 
 def browser_version(chromium: str) -> str:
