@@ -19,8 +19,8 @@ import pytest
 pytest.importorskip("flask", reason="the web gym needs colbench[web]")
 pytest.importorskip("playwright", reason="the web gym needs colbench[web]")
 
+from colbench.chromium import find_chromium  # noqa: E402
 from colbench.errors import EnvironmentFailure  # noqa: E402
-from colbench.gyms.web.browser import find_chromium  # noqa: E402
 from colbench.gyms.web.checkers import goal_reached  # noqa: E402
 from colbench.gyms.web.env import WebEnv  # noqa: E402
 from colbench.gyms.web.oracle import page_nodes  # noqa: E402
