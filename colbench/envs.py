@@ -4,10 +4,38 @@ Every env id (``colbench/Backend-v0``) lives in two places: Gymnasium's registry
 ``gymnasium.make`` works after ``import colbench``, and colbench's ``envs`` registry, which
 also reads the ``colbench.envs`` entry-point group of third-party packages and of colbench's
 own optional parts (gyms). An entry point's name is the env id and its value the env class.
+
+Families: one class, many ids
+-----------------------------
+Like minigrid, an env class often serves many ids that differ only in their arguments
+(BabyAI: one ``BabyAIEnv``, one id per level). Such a family is a mapping from env id to
+``(entry_point, kwargs)``::
+
+    FAMILY = {
+        "mypkg/Maze-Small-v0": ("mypkg.maze:MazeEnv", {"size": 5}),
+        "mypkg/Maze-Large-v0": ("mypkg.maze:MazeEnv", {"size": 21}),
+    }
+
+Register it with :func:`register_env_family`, or declare it, as colbench's own gyms do, in the
+entry-point group ``colbench.env_families`` (the entry point's name names the family, its
+value is the mapping)::
+
+    [project.entry-points."colbench.env_families"]
+    maze = "mypkg.maze_ids:FAMILY"
+
+Families declared so are registered when colbench is imported: each id goes to Gymnasium
+with its kwargs (``gymnasium.make(id, **more)`` merges ``more`` over them, as for any
+Gymnasium id) and to colbench's registry (``colbench.make``, ``colbench list envs``). So the
+module that holds the mapping is imported with colbench: keep it to data (no env code, no
+heavy dependency); the env class itself is imported only when an id is made. A family that
+fails to load or is malformed gives a warning naming it, never an error; an id that is
+already registered keeps its first registration (with a warning).
 """
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Mapping
 from importlib import metadata
 from typing import Any
 
@@ -16,24 +44,91 @@ import gymnasium as gym
 from colbench import registry
 from colbench.errors import ConfigError
 
+#: The entry-point group of env families (see the module docstring).
+FAMILY_GROUP = "colbench.env_families"
+
+#: Env id -> (entry point ``module:Class``, kwargs): the shape of a family.
+EnvFamily = Mapping[str, tuple[str, Mapping[str, Any]]]
+
+# The kwargs each id was registered with, for make() when Gymnasium has forgotten the id.
+_registered_kwargs: dict[str, dict[str, Any]] = {}
+# Family entry points already registered (importing twice must not warn about their ids).
+_loaded_families: set[str] = set()
+
 
 def register_env(env_id: str, entry_point: str, *, source: str = "builtin",
-                 kwargs: dict[str, Any] | None = None) -> None:
+                 kwargs: Mapping[str, Any] | None = None) -> None:
     """Register ``env_id`` with Gymnasium and colbench. ``entry_point`` is ``module:Class``
-    and is imported only when the env is made."""
+    and is imported only when the env is made; ``kwargs`` are passed to it on every make."""
     if env_id not in gym.registry:
         gym.register(id=env_id, entry_point=entry_point, kwargs=dict(kwargs or {}),
                      disable_env_checker=True)
+        _registered_kwargs[env_id] = dict(kwargs or {})
     if env_id not in registry.envs._entries:
         registry.envs.register(env_id, entry_point, source=source)
 
 
+def _checked_family(family: object, name: str) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The family as a plain dict, or ConfigError naming the family and what is wrong."""
+    if not isinstance(family, Mapping):
+        raise ConfigError(f"env family {name!r} must be a mapping of env id to "
+                          f"(entry_point, kwargs), got {type(family).__name__}")
+    checked: dict[str, tuple[str, dict[str, Any]]] = {}
+    for env_id, member in family.items():
+        if not isinstance(env_id, str) or not env_id:
+            raise ConfigError(f"env family {name!r}: env ids must be non-empty str, "
+                              f"got {env_id!r}")
+        if not (isinstance(member, tuple) and len(member) == 2 and isinstance(member[0], str)
+                and ":" in member[0] and isinstance(member[1], Mapping)):
+            raise ConfigError(f"env family {name!r}: {env_id!r} must map to "
+                              f"('module:Class', {{kwargs}}), got {member!r}")
+        checked[env_id] = (member[0], dict(member[1]))
+    return checked
+
+
+def register_env_family(family: EnvFamily, *, name: str = "family",
+                        source: str = "builtin") -> list[str]:
+    """Register every id of ``family`` (env id -> ``(entry_point, kwargs)``) with Gymnasium
+    and colbench; return the ids registered now. The whole family is checked before any id
+    is registered (ConfigError naming ``name`` and the bad member). An id that is already
+    registered, from elsewhere, keeps that registration and is skipped with a warning."""
+    checked = _checked_family(family, name)
+    added = []
+    for env_id, (entry_point, kwargs) in checked.items():
+        if env_id in gym.registry or env_id in registry.envs._entries:
+            spec = gym.registry.get(env_id)
+            if spec is None or spec.entry_point != entry_point or spec.kwargs != kwargs:
+                warnings.warn(f"colbench: env family {name!r}: {env_id!r} is already "
+                              "registered elsewhere; keeping that registration", stacklevel=2)
+            continue
+        register_env(env_id, entry_point, source=source, kwargs=kwargs)
+        added.append(env_id)
+    return added
+
+
+def _register_entry_point_families() -> None:
+    """Register the families of the ``colbench.env_families`` group; one that fails warns."""
+    for ep in metadata.entry_points(group=FAMILY_GROUP):
+        key = f"{ep.name}={ep.value}"
+        if key in _loaded_families:
+            continue
+        _loaded_families.add(key)
+        try:
+            register_env_family(ep.load(), name=ep.name,
+                                source=registry.entry_point_source(ep))
+        except Exception as exc:  # a broken plugin must not take colbench down
+            warnings.warn(f"colbench: env family {ep.name!r} ({ep.value}) was not "
+                          f"registered: {type(exc).__name__}: {exc}", stacklevel=3)
+
+
 def register_entry_point_envs() -> None:
     """Make every env id declared in the ``colbench.envs`` group known to Gymnasium
-    (lazily: the module is imported by ``gym.make``)."""
+    (lazily: the module is imported by ``gym.make``), then register the env families of the
+    ``colbench.env_families`` group."""
     for ep in metadata.entry_points(group="colbench.envs"):
         if ep.name not in gym.registry:
             gym.register(id=ep.name, entry_point=ep.value, disable_env_checker=True)
+    _register_entry_point_families()
 
 
 def env_ids() -> list[str]:
@@ -47,7 +142,8 @@ def make(env_id: str, **kwargs: Any) -> gym.Env:
         entry = registry.envs.get_entry(env_id)
         target = entry.obj
         entry_point = target if isinstance(target, str) else f"{target.__module__}:{target.__qualname__}"
-        gym.register(id=env_id, entry_point=entry_point, disable_env_checker=True)
+        gym.register(id=env_id, entry_point=entry_point,
+                     kwargs=dict(_registered_kwargs.get(env_id, {})), disable_env_checker=True)
     try:
         return gym.make(env_id, **kwargs)
     except TypeError as exc:

@@ -78,3 +78,130 @@ def test_entry_points_load_lazily_and_broken_ones_warn(tmp_path, monkeypatch):
     assert any("'bad'" in str(w.message) and "boom at import" in str(w.message) for w in caught)
     # The good one still works after the broken one failed.
     assert reg.get("good") is entry.obj
+
+
+# -- env families: one class, kwargs per id (colbench/envs.py) ----------------------------------
+
+FAMILY = {
+    "colbench-test/GuessFew-v0": ("helpers_env:GuessEnv", {"num_tasks": 3}),
+    "colbench-test/GuessMany-v0": ("helpers_env:GuessEnv", {"num_tasks": 7}),
+}
+
+
+@pytest.fixture
+def forget_test_families():
+    """Take the ids these tests register out of both registries again."""
+    import gymnasium as gym
+
+    from colbench import registry
+
+    before = set(gym.registry)
+    yield
+    for env_id in set(gym.registry) - before:
+        gym.registry.pop(env_id)
+        registry.envs.unregister(env_id)
+
+
+def test_a_family_registers_each_id_with_its_kwargs(forget_test_families):
+    import gymnasium as gym
+
+    import colbench
+    from colbench import registry
+    from colbench.envs import register_env_family
+
+    added = register_env_family(FAMILY, name="guess", source="colbench tests")
+    assert added == list(FAMILY)
+    assert gym.spec("colbench-test/GuessFew-v0").kwargs == {"num_tasks": 3}
+    assert set(FAMILY) <= set(colbench.env_ids())
+    assert registry.envs.get_entry("colbench-test/GuessMany-v0").source == "colbench tests"
+    few = colbench.make("colbench-test/GuessFew-v0")
+    many = gym.make("colbench-test/GuessMany-v0")
+    more = gym.make("colbench-test/GuessFew-v0", num_tasks=5)  # a caller's kwargs win
+    try:
+        assert type(few.unwrapped) is type(many.unwrapped)  # one class
+        assert (len(few.unwrapped.tasks), len(many.unwrapped.tasks)) == (3, 7)
+        assert len(more.unwrapped.tasks) == 5
+    finally:
+        for env in (few, many, more):
+            env.close()
+    # Registering the same family again changes nothing and says nothing.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert register_env_family(FAMILY, name="guess") == []
+
+
+def test_make_keeps_the_kwargs_when_gymnasium_forgot_the_id(forget_test_families):
+    import gymnasium as gym
+
+    import colbench
+    from colbench.envs import register_env_family
+
+    register_env_family(FAMILY, name="guess")
+    gym.registry.pop("colbench-test/GuessFew-v0")
+    env = colbench.make("colbench-test/GuessFew-v0")
+    try:
+        assert len(env.unwrapped.tasks) == 3
+    finally:
+        env.close()
+
+
+def test_a_malformed_family_is_refused_whole_with_its_name(forget_test_families):
+    import colbench
+    from colbench.envs import register_env_family
+
+    with pytest.raises(ConfigError, match="env family 'broken' must be a mapping"):
+        register_env_family([("colbench-test/X-v0", "helpers_env:GuessEnv")],  # type: ignore
+                            name="broken")
+    bad = {"colbench-test/Fine-v0": ("helpers_env:GuessEnv", {}),
+           "colbench-test/Bad-v0": ("helpers_env.GuessEnv", {})}
+    with pytest.raises(ConfigError, match=r"'broken': 'colbench-test/Bad-v0' must map to"):
+        register_env_family(bad, name="broken")
+    assert "colbench-test/Fine-v0" not in colbench.env_ids()  # nothing half-registered
+
+
+def test_an_id_registered_elsewhere_keeps_its_first_registration(forget_test_families):
+    import gymnasium as gym
+
+    from colbench.envs import register_env, register_env_family
+
+    register_env("colbench-test/Taken-v0", "helpers_env:GuessEnv", kwargs={"num_tasks": 2})
+    with pytest.warns(UserWarning, match="'colbench-test/Taken-v0' is already registered"):
+        added = register_env_family(
+            {"colbench-test/Taken-v0": ("helpers_env:GuessEnv", {"num_tasks": 9})}, name="late")
+    assert added == []
+    assert gym.spec("colbench-test/Taken-v0").kwargs == {"num_tasks": 2}
+
+
+def test_entry_point_families_register_at_import_and_broken_ones_only_warn(
+        tmp_path, monkeypatch, forget_test_families):
+    import colbench
+    from colbench import envs
+
+    (tmp_path / "guessfamily.py").write_text(
+        "FAMILY = {'colbench-test/GuessEP-v0': ('helpers_env:GuessEnv', {'num_tasks': 2})}\n"
+        "NOT_A_FAMILY = 42\n")
+    (tmp_path / "boomfamily.py").write_text("raise RuntimeError('boom at import')\n")
+    dist = tmp_path / "familypkg-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: familypkg\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(textwrap.dedent("""\
+        [colbench.env_families]
+        guesses = guessfamily:FAMILY
+        boom = boomfamily:FAMILY
+        number = guessfamily:NOT_A_FAMILY
+        """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        envs.register_entry_point_envs()  # what `import colbench` runs
+    messages = [str(w.message) for w in caught]
+    assert any("'boom'" in m and "boom at import" in m for m in messages), messages
+    assert any("'number'" in m and "must be a mapping" in m for m in messages), messages
+    assert "colbench-test/GuessEP-v0" in colbench.env_ids()
+    env = colbench.make("colbench-test/GuessEP-v0")
+    try:
+        assert len(env.unwrapped.tasks) == 2
+    finally:
+        env.close()
+    source = colbench.registry.envs.get_entry("colbench-test/GuessEP-v0").source
+    assert "guessfamily:FAMILY" in source and "familypkg" in source

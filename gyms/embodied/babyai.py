@@ -16,51 +16,8 @@ from typing import Any, ClassVar
 
 from colbench.env import Outcome, TextEnv
 from colbench.errors import ConfigError, MissingExtraError
+from colbench.gyms.embodied.babyai_levels import LEVELS
 from colbench.tasks import Task, TaskSet
-
-#: Level family (minigrid's level class) -> the minigrid id played (its first registered one).
-LEVELS: dict[str, str] = {
-    "GoToRedBallGrey": "BabyAI-GoToRedBallGrey-v0",
-    "GoToRedBall": "BabyAI-GoToRedBall-v0",
-    "GoToRedBallNoDists": "BabyAI-GoToRedBallNoDists-v0",
-    "GoToObj": "BabyAI-GoToObj-v0",
-    "GoToLocal": "BabyAI-GoToLocal-v0",
-    "GoTo": "BabyAI-GoTo-v0",
-    "GoToImpUnlock": "BabyAI-GoToImpUnlock-v0",
-    "GoToSeq": "BabyAI-GoToSeq-v0",
-    "GoToRedBlueBall": "BabyAI-GoToRedBlueBall-v0",
-    "GoToDoor": "BabyAI-GoToDoor-v0",
-    "GoToObjDoor": "BabyAI-GoToObjDoor-v0",
-    "Open": "BabyAI-Open-v0",
-    "OpenRedDoor": "BabyAI-OpenRedDoor-v0",
-    "OpenDoor": "BabyAI-OpenDoor-v0",
-    "OpenTwoDoors": "BabyAI-OpenTwoDoors-v0",
-    "OpenDoorsOrder": "BabyAI-OpenDoorsOrderN2-v0",
-    "Pickup": "BabyAI-Pickup-v0",
-    "UnblockPickup": "BabyAI-UnblockPickup-v0",
-    "PickupLoc": "BabyAI-PickupLoc-v0",
-    "PickupDist": "BabyAI-PickupDist-v0",
-    "PickupAbove": "BabyAI-PickupAbove-v0",
-    "PutNextLocal": "BabyAI-PutNextLocal-v0",
-    "PutNext": "BabyAI-PutNextS4N1-v0",
-    "Unlock": "BabyAI-Unlock-v0",
-    "UnlockLocal": "BabyAI-UnlockLocal-v0",
-    "KeyInBox": "BabyAI-KeyInBox-v0",
-    "UnlockPickup": "BabyAI-UnlockPickup-v0",
-    "BlockedUnlockPickup": "BabyAI-BlockedUnlockPickup-v0",
-    "UnlockToUnlock": "BabyAI-UnlockToUnlock-v0",
-    "ActionObjDoor": "BabyAI-ActionObjDoor-v0",
-    "FindObj": "BabyAI-FindObjS5-v0",
-    "KeyCorridor": "BabyAI-KeyCorridor-v0",
-    "OneRoom": "BabyAI-OneRoomS8-v0",
-    "MoveTwoAcross": "BabyAI-MoveTwoAcrossS5N2-v0",
-    "Synth": "BabyAI-Synth-v0",
-    "SynthLoc": "BabyAI-SynthLoc-v0",
-    "SynthSeq": "BabyAI-SynthSeq-v0",
-    "MiniBossLevel": "BabyAI-MiniBossLevel-v0",
-    "BossLevel": "BabyAI-BossLevel-v0",
-    "BossLevelNoUnlock": "BabyAI-BossLevelNoUnlock-v0",
-}
 
 #: Seeds per level in each split; the ranges never overlap.
 SPLIT_SEEDS: dict[str, range] = {
@@ -187,8 +144,18 @@ class BabyAIEnv(TextEnv):
 
     ## Registered ids
 
-    ``colbench/BabyAI-v0`` (all 40 levels) and ``colbench/BabyAI-<Family>-v0`` for each family
-    in ``LEVELS`` (``colbench/BabyAI-GoToRedBall-v0``, ``colbench/BabyAI-BossLevel-v0``, ...).
+    One class, with kwargs per id (as minigrid registers its levels; the ids are declared in
+    :mod:`colbench.gyms.embodied.babyai_levels`). ``colbench/BabyAI-v0`` plays all 40 level
+    families; ``colbench/BabyAI-<Family>-v0`` is registered with ``levels=(<Family>,)`` and
+    plays that family only (a ``levels`` argument to ``make`` overrides it), for each family:
+    ``GoToRedBallGrey``, ``GoToRedBall``, ``GoToRedBallNoDists``, ``GoToObj``, ``GoToLocal``,
+    ``GoTo``, ``GoToImpUnlock``, ``GoToSeq``, ``GoToRedBlueBall``, ``GoToDoor``,
+    ``GoToObjDoor``, ``Open``, ``OpenRedDoor``, ``OpenDoor``, ``OpenTwoDoors``,
+    ``OpenDoorsOrder``, ``Pickup``, ``UnblockPickup``, ``PickupLoc``, ``PickupDist``,
+    ``PickupAbove``, ``PutNextLocal``, ``PutNext``, ``Unlock``, ``UnlockLocal``, ``KeyInBox``,
+    ``UnlockPickup``, ``BlockedUnlockPickup``, ``UnlockToUnlock``, ``ActionObjDoor``,
+    ``FindObj``, ``KeyCorridor``, ``OneRoom``, ``MoveTwoAcross``, ``Synth``, ``SynthLoc``,
+    ``SynthSeq``, ``MiniBossLevel``, ``BossLevel``, ``BossLevelNoUnlock``.
 
     ## Versions
 
@@ -199,8 +166,6 @@ class BabyAIEnv(TextEnv):
     version: ClassVar[str] = "0"
     default_max_turns: ClassVar[int] = 20
     max_text_length: ClassVar[int] = 100_000
-    #: Level families this class plays by default.
-    default_levels: ClassVar[tuple[str, ...]] = tuple(LEVELS)
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
                  levels: Sequence[str] | None = None, max_turns: int | None = None,
@@ -211,7 +176,7 @@ class BabyAIEnv(TextEnv):
         elif tasks is not None:
             task_set = TaskSet.load(tasks)
         else:
-            task_set = load_babyai_tasks(split, tuple(levels or self.default_levels))
+            task_set = load_babyai_tasks(split, tuple(levels or LEVELS))
         super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
         self._levels: dict[str, Any] = {}
         self.game: Any = None  # the minigrid env of the current episode
@@ -326,18 +291,3 @@ class BabyAIEnv(TextEnv):
             level.close()
         self._levels.clear()
         super().close()
-
-
-def _family_class(family: str) -> type[BabyAIEnv]:
-    doc = (f"BabyAI level family ``{family}`` (minigrid's ``{LEVELS[family]}``) only, registered "
-           f"as ``colbench/BabyAI-{family}-v0``; otherwise as :class:`BabyAIEnv`, whose spec "
-           "follows.\n\n    " + (BabyAIEnv.__doc__ or ""))
-    return type(f"BabyAI{family}Env", (BabyAIEnv,),
-                {"__doc__": doc, "default_levels": (family,),
-                 "env_id": f"colbench/BabyAI-{family}", "__module__": __name__})
-
-
-#: One env class per level family, e.g. ``BabyAIGoToRedBallEnv``.
-FAMILY_ENVS: dict[str, type[BabyAIEnv]] = {family: _family_class(family) for family in LEVELS}
-globals().update({cls.__name__: cls for cls in FAMILY_ENVS.values()})
-

@@ -58,6 +58,26 @@ def test_one_id_per_family_plays_only_that_family():
         made.close()
 
 
+def test_every_id_is_the_one_class_with_its_level_as_kwargs():
+    """minigrid's way: one class, kwargs per id; colbench/BabyAI-v0 still plays all levels,
+    and a caller's levels still override an id's own."""
+    for make in (gym.make, colbench.make):
+        family = make("colbench/BabyAI-PutNext-v0")
+        everything = make("colbench/BabyAI-v0")
+        overridden = make("colbench/BabyAI-PutNext-v0", levels=["Pickup"])
+        try:
+            assert type(family.unwrapped) is type(everything.unwrapped) is BabyAIEnv
+            assert family.spec.kwargs == {"levels": ("PutNext",)}
+            assert {t.metadata["level"] for t in family.unwrapped.tasks} == {"PutNext"}
+            assert family.unwrapped.tasks.name == "babyai-test-PutNext"
+            assert {t.metadata["level"] for t in everything.unwrapped.tasks} == set(LEVELS)
+            assert everything.unwrapped.tasks.name == "babyai-test"
+            assert {t.metadata["level"] for t in overridden.unwrapped.tasks} == {"Pickup"}
+        finally:
+            for env in (family, everything, overridden):
+                env.close()
+
+
 def test_same_seed_same_episode(env):
     first, _ = env.reset(options={"task_id": "babyai/GoTo/1000001"})
     other, _ = env.reset(options={"task_id": "babyai/GoTo/1000002"})
