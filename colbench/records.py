@@ -62,9 +62,6 @@ class MetricSummary(BaseModel):
     mean: float
     ci95: tuple[float, float]
     n: int
-    # How ci95 was computed (colbench.stats names the methods); None in files written before
-    # the methods were recorded, which used a normal interval for means.
-    method: str | None = None
 
 
 class TaskSetRef(BaseModel):
