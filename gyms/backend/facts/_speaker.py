@@ -94,6 +94,31 @@ _PRECEDENCE = {ast.Or: 1, ast.And: 2, ast.Not: 3, ast.Compare: 4, ast.Add: 5, as
                ast.Mult: 6, ast.Div: 6, ast.FloorDiv: 6, ast.Mod: 6, ast.Pow: 8}
 
 
+#: Calls of one argument said by a fixed phrase around it (``{}``); others have a method.
+_ONE_ARGUMENT_CALLS = {
+    "float": "{} as a decimal number",
+    "str": "{} as text",
+    "bool": "whether {} is set",
+    "reversed": "{} in reverse order",
+    "any": "whether any of these holds: {}",
+    "all": "whether all of these hold: {}",
+}
+
+
+#: Methods said by a fixed phrase around their owner (``{}``); others have a method.
+_OWNER_METHODS = {
+    "lower": "{} in lower case",
+    "upper": "{} in upper case",
+    "title": "{} with each word capitalised",
+    "capitalize": "{} with its first letter capitalised",
+    "strip": "{} without surrounding spaces",
+    "items": "the entries of {}",
+    "values": "the values of {}",
+    "isdigit": "{} is all digits",
+    "isalpha": "{} is all letters",
+}
+
+
 def _count_from_end(lower: ast.expr | None, sequence: ast.expr) -> ast.expr | None:
     """``k`` when a slice starts ``k`` from the end: ``x[-k:]`` or ``x[len(x) - k:]``."""
     if lower is None:
@@ -533,11 +558,9 @@ class Speaker:
         kwargs = {k.arg: k.value for k in node.keywords if k.arg}
         if isinstance(func, ast.Name):
             name = func.id
-            handler = getattr(self, f"_call_{name}", None)
-            if handler is not None:
-                text = handler(args, kwargs)
-                if text is not None:
-                    return text
+            text = self._call(name, args, kwargs)
+            if text is not None:
+                return text
             self._note_words(name)
             if not args:
                 return f"the {say_identifier(name)}"
@@ -546,18 +569,14 @@ class Speaker:
             owner = func.value
             method = func.attr
             if isinstance(owner, ast.Name) and owner.id in _KNOWN_MODULES:
-                handler = getattr(self, f"_call_{method}", None)
-                if handler is not None:
-                    text = handler(args, kwargs)
-                    if text is not None:
-                        return text
-                self._note_words(method)
-                return f"the {say_identifier(method)} of {join_phrases([self.expr(a, 5) for a in args])}"
-            handler = getattr(self, f"_method_{method}", None)
-            if handler is not None:
-                text = handler(owner, args, kwargs)
+                text = self._call(method, args, kwargs)
                 if text is not None:
                     return text
+                self._note_words(method)
+                return f"the {say_identifier(method)} of {join_phrases([self.expr(a, 5) for a in args])}"
+            text = self._method(method, owner, args, kwargs)
+            if text is not None:
+                return text
             self._note_words(method)
             base = self.expr(owner, 9)
             if args:
@@ -565,6 +584,24 @@ class Speaker:
                        f"{join_phrases([self.expr(a, 5) for a in args])}"
             return f"the {say_identifier(method)} of {base}"
         return self._summary(node)
+
+    def _call(self, name: str, args: list[ast.expr], kwargs: dict[str, ast.expr]) -> str | None:
+        """A builtin's or a known module's call in words, or None when it has no phrase."""
+        phrase = _ONE_ARGUMENT_CALLS.get(name)
+        if phrase is not None:
+            text = self._one(args)
+            return None if text is None else phrase.format(text)
+        handler = getattr(self, f"_call_{name}", None)
+        return None if handler is None else handler(args, kwargs)
+
+    def _method(self, name: str, owner: ast.expr, args: list[ast.expr],
+                kwargs: dict[str, ast.expr]) -> str | None:
+        """A method call on a value in words, or None when it has no phrase."""
+        phrase = _OWNER_METHODS.get(name)
+        if phrase is not None:
+            return phrase.format(self.expr(owner, 9))
+        handler = getattr(self, f"_method_{name}", None)
+        return None if handler is None else handler(owner, args, kwargs)
 
     def _one(self, args: list[ast.expr]) -> str | None:
         return self.expr(args[0], 9) if len(args) == 1 else None
@@ -620,18 +657,6 @@ class Speaker:
             return self._rounded(text, "cut to a whole number (decimals dropped)")
         return f"{text} as a whole number"
 
-    def _call_float(self, args, kwargs):
-        text = self._one(args)
-        return None if text is None else f"{text} as a decimal number"
-
-    def _call_str(self, args, kwargs):
-        text = self._one(args)
-        return None if text is None else f"{text} as text"
-
-    def _call_bool(self, args, kwargs):
-        text = self._one(args)
-        return None if text is None else f"whether {text} is set"
-
     def _call_list(self, args, kwargs):
         text = self._one(args)
         return "an empty list" if not args else (None if text is None else f"the items of {text}")
@@ -684,18 +709,6 @@ class Speaker:
             return None
         return f"{self.expr(args[0], 9)} {self.sort_phrase(kwargs)}"
 
-    def _call_reversed(self, args, kwargs):
-        text = self._one(args)
-        return None if text is None else f"{text} in reverse order"
-
-    def _call_any(self, args, kwargs):
-        text = self._one(args)
-        return None if text is None else f"whether any of these holds: {text}"
-
-    def _call_all(self, args, kwargs):
-        text = self._one(args)
-        return None if text is None else f"whether all of these hold: {text}"
-
     def _call_isinstance(self, args, kwargs):
         if len(args) != 2:
             return None
@@ -737,21 +750,6 @@ class Speaker:
             return f"the entry of {base} for {key} ({self.expr(args[1], 9)} if there is none)"
         return f"the entry of {base} for {key} (None if there is none)"
 
-    def _method_lower(self, owner, args, kwargs):
-        return f"{self.expr(owner, 9)} in lower case"
-
-    def _method_upper(self, owner, args, kwargs):
-        return f"{self.expr(owner, 9)} in upper case"
-
-    def _method_title(self, owner, args, kwargs):
-        return f"{self.expr(owner, 9)} with each word capitalised"
-
-    def _method_capitalize(self, owner, args, kwargs):
-        return f"{self.expr(owner, 9)} with its first letter capitalised"
-
-    def _method_strip(self, owner, args, kwargs):
-        return f"{self.expr(owner, 9)} without surrounding spaces"
-
     def _method_split(self, owner, args, kwargs):
         if args:
             return f"{self.expr(owner, 9)} split at each {self.expr(args[0], 9)}"
@@ -777,21 +775,9 @@ class Speaker:
     def _method_count(self, owner, args, kwargs):
         return None if not args else f"how many times {self.expr(args[0], 9)} occurs in {self.expr(owner, 9)}"
 
-    def _method_items(self, owner, args, kwargs):
-        return f"the entries of {self.expr(owner, 9)}"
-
     def _method_keys(self, owner, args, kwargs):
         self.concepts.add("key")
         return f"the keys of {self.expr(owner, 9)}"
-
-    def _method_values(self, owner, args, kwargs):
-        return f"the values of {self.expr(owner, 9)}"
-
-    def _method_isdigit(self, owner, args, kwargs):
-        return f"{self.expr(owner, 9)} is all digits"
-
-    def _method_isalpha(self, owner, args, kwargs):
-        return f"{self.expr(owner, 9)} is all letters"
 
     def _method_format(self, owner, args, kwargs):
         return f"{self.expr(owner, 9)} filled in with {join_phrases([self.expr(a, 9) for a in args])}"
