@@ -8,6 +8,15 @@ from colbench.errors import ConfigError
 from colbench.registry import Registry, import_object
 
 
+def fake_distribution(site, name: str, entry_points: str) -> None:
+    """An installed distribution ``name`` 1.0 in folder ``site`` with these entry points
+    (put ``site`` on sys.path to install it)."""
+    dist = site / f"{name}-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(textwrap.dedent(entry_points))
+
+
 def test_register_and_get_with_decorator():
     reg: Registry = Registry("things")
 
@@ -55,14 +64,11 @@ def test_entry_points_load_lazily_and_broken_ones_warn(tmp_path, monkeypatch):
     pkg.write_text("LOADED = True\nclass Good:\n    pass\n")
     broken = tmp_path / "brokenpkg.py"
     broken.write_text("raise RuntimeError('boom at import')\n")
-    dist = tmp_path / "widgetpkg-1.0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: widgetpkg\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text(textwrap.dedent("""\
+    fake_distribution(tmp_path, "widgetpkg", """\
         [colbench.widgets]
         good = widgetpkg:Good
         bad = brokenpkg:Thing
-        """))
+        """)
     monkeypatch.syspath_prepend(str(tmp_path))
     sys.modules.pop("widgetpkg", None)
     reg: Registry = Registry("widgets")
@@ -181,15 +187,12 @@ def test_entry_point_families_register_at_import_and_broken_ones_only_warn(
         "FAMILY = {'colbench-test/GuessEP-v0': ('helpers_env:GuessEnv', {'num_tasks': 2})}\n"
         "NOT_A_FAMILY = 42\n")
     (tmp_path / "boomfamily.py").write_text("raise RuntimeError('boom at import')\n")
-    dist = tmp_path / "familypkg-1.0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: familypkg\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text(textwrap.dedent("""\
+    fake_distribution(tmp_path, "familypkg", """\
         [colbench.env_families]
         guesses = guessfamily:FAMILY
         boom = boomfamily:FAMILY
         number = guessfamily:NOT_A_FAMILY
-        """))
+        """)
     monkeypatch.syspath_prepend(str(tmp_path))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
