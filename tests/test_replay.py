@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import pytest
+from replay_helpers import play
 
 from colbench.env import Outcome, TextEnv
 from colbench.records import EpisodeRecord, Summary
@@ -68,20 +69,8 @@ class CountReplay(EnvReplay):
 
 def record_of(actions: list[str], **changes: Any) -> EpisodeRecord:
     """The record an honest runner writes for ``actions``."""
-    env = CountEnv(TaskSet("one", [TASK]))
-    observation, _ = env.reset(seed=7, options={"task_id": TASK.id})
-    turns = []
-    for action in actions:
-        reply, reward, terminated, truncated, info = env.step(action)
-        turns.append({"observation": observation, "action": action, "reward": reward,
-                      "next_observation": reply})
-        observation = reply
-        if terminated or truncated:
-            break
-    record = EpisodeRecord(task_id=TASK.id, trial=0, env=RUN.env, model="m", seed=7,
-                           status="ok", turns=turns, metrics=info["metrics"],
-                           terminated=terminated, truncated=truncated,
-                           final_answer=info.get("final_answer"))
+    record = play(CountEnv(TaskSet("one", [TASK])), actions, env_id=RUN.env, seed=7,
+                  options={"task_id": TASK.id})
     return record.model_copy(update=changes)
 
 
@@ -97,16 +86,9 @@ def test_an_honest_record_replays_clean_with_the_envs_metrics() -> None:
 
 def test_a_smaller_budget_replays_as_it_ran() -> None:
     """Two turns and no answer: the run had a budget of two, and the env truncates there."""
-    env = CountEnv(TaskSet("one", [TASK]))
-    observation, _ = env.reset(options={"task_id": TASK.id, "max_turns": 2})
-    turns = []
-    for action in ("up", "up"):
-        reply, reward, _, truncated, info = env.step(action)
-        turns.append({"observation": observation, "action": action, "reward": reward,
-                      "next_observation": reply})
-        observation = reply
-    record = EpisodeRecord(task_id=TASK.id, trial=0, env=RUN.env, model="m", status="ok",
-                           turns=turns, metrics=info["metrics"], truncated=truncated)
+    record = play(CountEnv(TaskSet("one", [TASK])), ["up", "up"], env_id=RUN.env,
+                  options={"task_id": TASK.id, "max_turns": 2})
+    assert record.truncated and len(record.turns) == 2
     assert CountReplay().check(TASK, record, RUN).problems == []
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from replay_helpers import play
 
 from colbench import registry
 from colbench.gyms.backend.env import BackendEnv
@@ -143,18 +144,10 @@ def test_a_stated_ending_must_be_the_envs(replay, tasks, runs) -> None:
 def test_a_smaller_turn_budget_replays_as_it_ran(replay, tasks) -> None:
     """``--max-turns 2``: the second message is scored as the answer (truncated)."""
     task = tasks[0]
-    env = BackendEnv(tasks=load_backend_tasks("test").subset(1), max_turns=2)
-    observation, _ = env.reset(options={"task_id": task.id})
-    turns = []
-    for action in ("What is the threshold?", "def f(x):\n    return x\n"):
-        reply, reward, terminated, truncated, info = env.step(action)
-        turns.append({"observation": observation, "action": action, "reward": reward,
-                      "next_observation": reply})
-        observation = reply
-    assert truncated
-    record = EpisodeRecord(task_id=task.id, trial=0, env=ENV, model="m", status="ok",
-                           turns=turns, metrics=info["metrics"], truncated=True,
-                           final_answer=info["final_answer"])
+    env = BackendEnv(tasks=tasks.subset(1), max_turns=2)
+    record = play(env, ["What is the threshold?", "def f(x):\n    return x\n"], env_id=ENV,
+                  options={"task_id": task.id})
+    assert record.truncated and len(record.turns) == 2
     assert _check(replay, tasks, record).problems == []
 
 
