@@ -64,7 +64,7 @@ def register_env(env_id: str, entry_point: str, *, source: str = "builtin",
         gym.register(id=env_id, entry_point=entry_point, kwargs=dict(kwargs or {}),
                      disable_env_checker=True)
         _registered_kwargs[env_id] = dict(kwargs or {})
-    if env_id not in registry.envs._entries:
+    if not registry.envs.is_registered(env_id):
         registry.envs.register(env_id, entry_point, source=source)
 
 
@@ -95,7 +95,7 @@ def register_env_family(family: EnvFamily, *, name: str = "family",
     checked = _checked_family(family, name)
     added = []
     for env_id, (entry_point, kwargs) in checked.items():
-        if env_id in gym.registry or env_id in registry.envs._entries:
+        if env_id in gym.registry or registry.envs.is_registered(env_id):
             spec = gym.registry.get(env_id)
             if spec is None or spec.entry_point != entry_point or spec.kwargs != kwargs:
                 warnings.warn(f"colbench: env family {name!r}: {env_id!r} is already "

@@ -159,6 +159,12 @@ class Registry(Generic[T]):
     def get(self, name: str) -> T:
         return self.get_entry(name).obj
 
+    def is_registered(self, name: str) -> bool:
+        """Whether ``name`` was registered in this process (by code, or by a loaded entry
+        point); a name only declared by an entry point not yet loaded is not."""
+        with self._lock:
+            return name in self._entries
+
     def __contains__(self, name: object) -> bool:
         self._load_builtins()
         return isinstance(name, str) and (name in self._entries or name in self._eps())
