@@ -19,6 +19,11 @@ Options (``openai:m@http://h:8000/v1?timeout=30&concurrency=64``):
   ``max_backoff`` seconds, with jitter (a random point in the upper half of the interval), so
   that many clients do not retry in lockstep. A ``Retry-After`` header replaces the computed
   delay, capped at ``max_retry_after`` (60) seconds.
+- ``retry_budget`` (300): seconds one request may take in all, attempts and waits together.
+  No attempt starts after it, a wait that would end after it is not waited, and the last
+  attempt's timeout is cut to what is left, so one call (hence one episode's failure) takes
+  bounded time whatever ``timeout`` and ``max_retries`` say. Against a server that refuses
+  connections the defaults give up after about 8 to 16 seconds.
 - ``api_key_env``: the environment variable holding the key (default ``OPENAI_API_KEY``).
 - ``tokens_as_ids`` (false): ask vLLM for ``return_tokens_as_token_ids`` so that log-probs come
   with token ids (only vLLM knows this field; strict servers reject unknown fields).
@@ -56,7 +61,8 @@ from colbench.models.spec import split_options
 
 KIND = "openai"
 _OPTION_KEYS = ("concurrency", "timeout", "max_retries", "backoff", "max_backoff",
-                "max_retry_after", "api_key_env", "tokens_as_ids", "extra_body")
+                "max_retry_after", "retry_budget", "api_key_env", "tokens_as_ids",
+                "extra_body")
 _RETRY_STATUSES = frozenset({408, 409, 429})
 _TOKEN_ID = re.compile(r"^token_id:(\d+)$")
 
@@ -213,12 +219,14 @@ class OpenAICompatModel(BaseChatModel):
     def __init__(self, model: str, base_url: str, *, api_key: str | None = None,
                  concurrency: int = 16, timeout: float = 120.0, max_retries: int = 5,
                  backoff: float = 0.5, max_backoff: float = 30.0, max_retry_after: float = 60.0,
-                 sampling: dict[str, Any] | None = None, tokens_as_ids: bool = False,
+                 retry_budget: float = 300.0, sampling: dict[str, Any] | None = None, tokens_as_ids: bool = False,
                  extra_body: dict[str, Any] | None = None, name: str | None = None) -> None:
         if concurrency < 1:
             raise ConfigError(f"openai: concurrency must be at least 1, got {concurrency}")
         if timeout <= 0:
             raise ConfigError(f"openai: timeout must be positive, got {timeout}")
+        if retry_budget <= 0:
+            raise ConfigError(f"openai: retry_budget must be positive, got {retry_budget}")
         self.model = model
         self.base_url = normalize_base_url(base_url)
         self.url = self.base_url + "/chat/completions"
@@ -229,6 +237,7 @@ class OpenAICompatModel(BaseChatModel):
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.max_retry_after = max_retry_after
+        self.retry_budget = retry_budget
         self.sampling = dict(sampling or {})
         self.tokens_as_ids = tokens_as_ids
         self.extra_body = dict(extra_body or {})
@@ -362,13 +371,23 @@ class OpenAICompatModel(BaseChatModel):
         body = self.request_body(conversation, params)
         last_status: int | None = None
         last_error = "no attempt was made"
+        deadline = time.monotonic() + self.retry_budget
+        attempts = 0
         for attempt in range(self.max_retries + 1):
             retry_after: float | None = None
+            attempts = attempt + 1
             try:
                 async with state.semaphore:
                     started = time.perf_counter()
+                    # Time spent waiting for the semaphore counts: the budget is wall time.
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        attempts -= 1
+                        last_error += " (then the retry budget ran out)"
+                        break
                     completion = await asyncio.wait_for(
-                        self._attempt(state.client, body, params.logprobs), self.timeout)
+                        self._attempt(state.client, body, params.logprobs),
+                        min(self.timeout, left))
                 completion.extra.setdefault("latency_s", time.perf_counter() - started)
                 if attempt:
                     completion.extra["retries"] = attempt
@@ -377,15 +396,20 @@ class OpenAICompatModel(BaseChatModel):
                 last_status, last_error = exc.status, exc.message
                 retry_after = exc.retry_after
             except (httpx.TimeoutException, asyncio.TimeoutError):
-                last_status, last_error = None, f"timed out after {self.timeout:g} s"
+                waited = time.perf_counter() - started
+                last_status, last_error = None, f"timed out after {waited:.3g} s"
             except httpx.RequestError as exc:  # refused, reset, broken stream, bad encoding
                 last_status = None
                 last_error = f"connection error: {type(exc).__name__}: {exc}".rstrip(": ")
             if attempt < self.max_retries:
-                await asyncio.sleep(self._delay(attempt, retry_after))
+                delay = self._delay(attempt, retry_after)
+                if time.monotonic() + delay >= deadline:
+                    last_error += " (no time was left in the retry budget to try again)"
+                    break
+                await asyncio.sleep(delay)
         status = f"HTTP {last_status}" if last_status is not None else "no HTTP status"
         raise ModelFailure(f"{self.url} (model {self.model!r}) failed after "
-                           f"{self.max_retries + 1} attempt(s); last: {status}, {last_error}")
+                           f"{attempts} attempt(s); last: {status}, {last_error}")
 
     async def agenerate(self, conversations: Sequence[Conversation],
                         params: SamplingParams | None = None) -> list[Completion]:
@@ -445,6 +469,7 @@ def build(rest: str, **_: Any) -> OpenAICompatModel:
         max_backoff=as_float(KIND, "max_backoff", options.get("max_backoff", "30"), 0.0),
         max_retry_after=as_float(KIND, "max_retry_after",
                                  options.get("max_retry_after", "60"), 0.0),
+        retry_budget=as_float(KIND, "retry_budget", options.get("retry_budget", "300"), 0.001),
         sampling=sampling,
         tokens_as_ids=as_bool(KIND, "tokens_as_ids", options.get("tokens_as_ids", "false")),
         extra_body=extra_body,

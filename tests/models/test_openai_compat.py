@@ -413,3 +413,34 @@ def test_blocking_generate_inside_a_coroutine_is_refused(server, make):
     with pytest.raises(RuntimeError, match="agenerate"):
         asyncio.run(misuse())
     model.close()
+
+
+# -- the retry budget: one call's failure takes bounded time ---------------------------------
+def test_retry_budget_bounds_a_call_whatever_timeout_and_retries_say(server, make):
+    server.default = lambda req: Reply(delay=0.6, body=completion_body(req))
+    model = make(f"openai:m@{server.url}?{FAST}&timeout=30&max_retries=50&retry_budget=0.4")
+    start = time.perf_counter()
+    with pytest.raises(ModelFailure) as info:
+        model.generate([conv("slow")])
+    assert time.perf_counter() - start < 1.5  # not 30 s, nor 51 attempts
+    assert "timed out" in str(info.value) and "1 attempt" in str(info.value)
+
+
+def test_a_wait_that_would_end_after_the_budget_is_not_waited(server, make):
+    server.default = lambda req: Reply(503, {"error": {"message": "no capacity"}})
+    model = make(f"openai:m@{server.url}?backoff=20&max_backoff=20&max_retries=5"
+                 "&retry_budget=2")
+    start = time.perf_counter()
+    with pytest.raises(ModelFailure) as info:
+        model.generate([conv("hi")])
+    assert time.perf_counter() - start < 1.5
+    assert len(server.requests) == 1
+    assert "no time was left in the retry budget" in str(info.value)
+    assert "HTTP 503" in str(info.value) and "1 attempt" in str(info.value)
+
+
+def test_retry_budget_default_and_bad_values(make):
+    model = make("openai:m@http://127.0.0.1:9/v1")
+    assert model.retry_budget == 300
+    with pytest.raises(ConfigError, match="retry_budget"):
+        make("openai:m@http://127.0.0.1:9/v1?retry_budget=0")
