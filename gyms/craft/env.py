@@ -46,8 +46,10 @@ class TextCraftEnv(TextEnv):
 
     ## Action
 
-    Text. The command is what follows the last ``Action:`` in the message, else its last
-    non-empty line (case and a final full stop do not matter):
+    Text. The command is found by the grammar every text gym shares (``colbench.actions``):
+    ``Action: X``; ``Action:`` with X on the next line (AgentGym's ``Thought: ... Action:``
+    form); a fenced block; else the message's last non-empty line. The last label or block
+    wins; case, quotes and a final full stop do not matter:
 
     * ``get N ITEM``: add N (1 to 1000) of a raw material to the inventory;
     * ``craft N ITEM using N A, N B, ...``: apply a recipe of ITEM. The ingredients must be the
@@ -57,7 +59,8 @@ class TextCraftEnv(TextEnv):
       is crafted;
     * ``inventory``: show the inventory.
 
-    Malformed and impossible actions change nothing and return an error observation.
+    Malformed and impossible actions change nothing and return an error observation; one that
+    could not be understood names the valid actions and the answer forms.
 
     ## Reward
 

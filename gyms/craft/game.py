@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from colbench import actions
+from colbench.actions import ACTION_FORMS
 from colbench.gyms.craft.recipes import Recipe, RecipeBook, display_name, normalise_name
 
 #: The most of one item a single ``get`` fetches (a guard against absurd numbers).
@@ -22,7 +24,6 @@ ACTION_HELP = ("Valid actions: 'get N ITEM' (gather a raw material), "
 _GET = re.compile(r"^get\s+(?P<rest>.*)$")
 _CRAFT = re.compile(r"^craft\s+(?P<output>.+?)\s+using\s+(?P<inputs>.+)$")
 _COUNTED = re.compile(r"^(?P<count>\d+)\s*x?\s+(?P<name>.+)$")
-_ACTION_LINE = re.compile(r"^\s*action\s*:\s*(?P<action>.*)$", re.IGNORECASE)
 
 
 class ActionError(Exception):
@@ -30,21 +31,10 @@ class ActionError(Exception):
 
 
 def extract_command(message: str) -> str:
-    """The command in an agent's message: what follows the last ``Action:``, else the last
-    non-empty line; lower case, surrounding quotes, backticks and a final full stop dropped."""
-    lines = [line for line in message.strip().splitlines() if line.strip()]
-    command = ""
-    for line in reversed(lines):
-        match = _ACTION_LINE.match(line)
-        if match:
-            command = match.group("action")
-            break
-    else:
-        command = lines[-1] if lines else ""
-    command = command.strip().strip("`'\"").strip()
-    if command.endswith("."):
-        command = command[:-1]
-    return " ".join(command.lower().split())
+    """The command in an agent's message, by the shared grammar of :mod:`colbench.actions`
+    (``Action: X``, ``Action:`` then X on the next line, a fenced block, else the last line),
+    in lower case: TextCraft's item names ignore case."""
+    return actions.extract_command(message, lower=True)
 
 
 @dataclass
@@ -68,7 +58,7 @@ class CraftingGame:
     def execute(self, command: str) -> str:
         """Apply ``command``; return the observation or raise :class:`ActionError`."""
         if not command:
-            raise ActionError(f"Your message held no action. {ACTION_HELP}")
+            raise ActionError(f"Your message held no action. {ACTION_HELP} {ACTION_FORMS}")
         if command in ("inventory", "check inventory", "inv", "i"):
             return self.inventory_text()
         match = _CRAFT.match(command)
@@ -80,7 +70,7 @@ class CraftingGame:
         if command.startswith("craft"):
             raise ActionError(f"Could not parse '{command}': a crafting command reads "
                               "'craft N ITEM using N INGREDIENT, N INGREDIENT'.")
-        raise ActionError(f"Could not execute '{command}'. {ACTION_HELP}")
+        raise ActionError(f"Could not execute '{command}'. {ACTION_HELP} {ACTION_FORMS}")
 
     def _resolve(self, text: str) -> str:
         name = normalise_name(text)

@@ -111,6 +111,34 @@ def test_extract_command_reads_action_lines():
     assert extract_command("   ") == ""
 
 
+@pytest.mark.parametrize("reply", [
+    "Action: get 2 oak logs",
+    "Thought:\nI need logs first.\n\nAction:\nget 2 oak logs",
+    "I need logs.\n```\nget 2 oak logs\n```",
+    "**Action:** Get 2 Oak Logs.",
+])
+def test_every_answer_form_is_one_command(reply):
+    assert extract_command(reply) == "get 2 oak logs"
+
+
+def test_gold_played_in_agentgym_form_loses_no_turn(env):
+    env.reset(seed=5)
+    gold = env.privileged()["gold_actions"]
+    for i, action in enumerate(gold):
+        _, reward, terminated, _, info = env.step(f"Thought:\nstep {i} of the plan\n\n"
+                                                  f"Action:\n{action}")
+        assert info["valid"], info["command"]
+    assert terminated and reward == 1.0 and info["metrics"]["invalid_actions"] == 0
+
+
+def test_a_message_without_an_action_names_the_answer_forms(env):
+    env.reset(seed=1)
+    obs, *_ = env.step("Thought:\nnot sure yet\n\nAction:")
+    assert "held no action" in obs and "Action:" in obs and "next line" in obs
+    obs, *_ = env.step("dance")
+    assert "Could not execute 'dance'" in obs and "get N ITEM" in obs and "fenced" in obs
+
+
 def test_env_episode_success_and_metrics(env):
     obs, info = env.reset(seed=3)
     assert info["max_turns"] == 30 and "TextCraft" in info["system_prompt"]
