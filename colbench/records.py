@@ -7,9 +7,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 SCHEMA_VERSION = 1
+
+#: Whose failure ended an episode: the model's (scored 0 and counted) or the environment's
+#: (kept out of the scores and counted).
+FailureKind = Literal["model", "env"]
 
 
 class TurnRecord(BaseModel):
@@ -30,7 +34,17 @@ class TurnRecord(BaseModel):
 
 
 class EpisodeRecord(BaseModel):
-    """One (task, trial) episode."""
+    """One (task, trial) episode.
+
+    ``status`` says whether the episode is scored: ``ok`` episodes are, ``error`` episodes
+    (the environment failed) are kept out of the scores. ``failure`` says whose failure ended
+    the episode, if any: ``"model"`` (the agent raised, its server gave up after its retries:
+    status ``ok``, metrics ``success`` false and ``score`` 0, the reason in ``error``) or
+    ``"env"`` (status ``error``). Records written before ``failure`` existed have none; their
+    ``error`` episodes were all kept out of the scores, so :attr:`failure_kind` reads them as
+    the environment's. Readers that only know ``status`` thus still score model failures as
+    0 and skip environment failures.
+    """
 
     model_config = ConfigDict(extra="allow")
 
@@ -42,6 +56,7 @@ class EpisodeRecord(BaseModel):
     model: str
     seed: int | None = None
     status: Literal["ok", "error"]
+    failure: FailureKind | None = None
     error: str | None = None
     attempts: int = 1
     system_prompt: str | None = None
@@ -53,9 +68,28 @@ class EpisodeRecord(BaseModel):
     started_at: float | None = None
     seconds: float | None = None
 
+    @model_validator(mode="after")
+    def _failure_matches_status(self) -> EpisodeRecord:
+        # A model failure is scored (status ok) and an env failure is not (status error): a
+        # record that says otherwise would be scored by some readers and not by others.
+        if self.failure == "model" and self.status != "ok":
+            raise ValueError("failure 'model' needs status 'ok' (a model failure is scored 0)")
+        if self.failure == "env" and self.status != "error":
+            raise ValueError("failure 'env' needs status 'error' (an environment failure is "
+                             "not scored)")
+        return self
+
     @property
     def key(self) -> tuple[str, int]:
         return (self.task_id, self.trial)
+
+    @property
+    def failure_kind(self) -> FailureKind | None:
+        """``"model"``, ``"env"`` or None; an ``error`` record without ``failure`` (written
+        before the field existed) is the environment's, as it was treated then."""
+        if self.status == "error":
+            return "env"
+        return self.failure
 
 
 class MetricSummary(BaseModel):
@@ -71,9 +105,26 @@ class TaskSetRef(BaseModel):
 
 
 class Counts(BaseModel):
+    """How many episodes a run holds, and whose failures ended some of them.
+
+    ``ok`` episodes are scored, model failures included (``model_errors`` of them, each
+    scored 0); ``error`` episodes are not (``env_errors``: the environment failed, so
+    ``env_errors == error``). Files written before the two counts existed load with
+    ``model_errors`` 0 and ``env_errors`` equal to ``error``, which is how they were scored.
+    """
+
     episodes: int
     ok: int
     error: int
+    model_errors: int = 0
+    env_errors: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _env_errors_default(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "env_errors" not in data and "error" in data:
+            data = {**data, "env_errors": data["error"]}
+        return data
 
 
 class Summary(BaseModel):

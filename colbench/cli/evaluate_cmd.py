@@ -1,13 +1,21 @@
-"""``colbench evaluate ENV_ID --model SPEC ...``: run episodes and write results."""
+"""``colbench evaluate ENV_ID --model SPEC ...``: run episodes and write results.
+
+Exit status: 0 when the run finished within ``--max-error-rate``; 1 when it finished with too
+many model or environment errors, or stopped early because ``--max-consecutive-failures``
+episodes in a row failed the same way; 2 for bad input (a flag, a spec, a folder that holds
+another run or that another process is writing).
+"""
 
 from __future__ import annotations
 
 import argparse
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
 from colbench.errors import ConfigError
+from colbench.runner.failures import DEFAULT_MAX_CONSECUTIVE_FAILURES, DEFAULT_MAX_ERROR_RATE
 
 
 def parse_key_values(pairs: list[str] | None, flag: str) -> dict[str, Any]:
@@ -66,6 +74,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-tokens", type=int, default=1024)
     p.add_argument("--env-arg", action="append", metavar="KEY=VALUE",
                    help="extra env option (repeatable)")
+    p.add_argument("--max-error-rate", type=float, default=DEFAULT_MAX_ERROR_RATE,
+                   metavar="RATE",
+                   help="exit with status 1 when more than RATE of the episodes ended in "
+                        "model errors (scored 0), or more than RATE in environment errors "
+                        f"(not scored) (default: {DEFAULT_MAX_ERROR_RATE:g}; 1 never fails)")
+    p.add_argument("--max-consecutive-failures", type=int,
+                   default=DEFAULT_MAX_CONSECUTIVE_FAILURES, metavar="N",
+                   help="stop the run, with status 1, after N episodes in a row failed the "
+                        "same way (a dead model server, a broken sandbox); those N are not "
+                        "recorded, so rerunning resumes with them (default: "
+                        f"{DEFAULT_MAX_CONSECUTIVE_FAILURES}; 0 never stops)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=run)
 
@@ -88,9 +107,12 @@ def run(args: argparse.Namespace) -> int:
     from colbench.models.base import SamplingParams
     from colbench.rundir import RunDir
     from colbench.runner import EvalConfig, evaluate
+    from colbench.runner.failures import RunStopped, error_rate_problems
     from colbench.runner.tables import summaries_table
 
     out = args.out or default_out_dir(args.env_id, args.model, args.split)
+    if not 0 <= args.max_error_rate <= 1:
+        raise ConfigError(f"--max-error-rate must be between 0 and 1, got {args.max_error_rate}")
     if args.resume and not RunDir(out).holds_run():
         raise ConfigError(f"--resume: {out} holds no run to resume")
     config = EvalConfig(
@@ -98,10 +120,20 @@ def run(args: argparse.Namespace) -> int:
         num_tasks=args.num_tasks, trials=args.trials, concurrency=args.concurrency,
         seed=args.seed, env_kwargs=env_kwargs_from_args(args),
         sampling=SamplingParams(temperature=args.temperature, max_tokens=args.max_tokens),
+        max_consecutive_failures=args.max_consecutive_failures,
         progress=not args.no_progress)
-    summary = evaluate(config)
+    try:
+        summary = evaluate(config)
+    except RunStopped as exc:
+        print(f"colbench evaluate: {exc}", file=sys.stderr)
+        return 1
     print(summaries_table([(str(out), summary)]))
-    if summary.counts.error:
-        print(f"{summary.counts.error} episode(s) ended in an environment or model error; "
-              f"see {RunDir(out).episodes_path}")
-    return 0
+    counts = summary.counts
+    if counts.model_errors or counts.env_errors:
+        print(f"{counts.model_errors} episode(s) ended in a model error (scored 0) and "
+              f"{counts.env_errors} in an environment error (not scored); see "
+              f"{RunDir(out).episodes_path} or 'colbench show {out} --errors'")
+    problems = error_rate_problems(counts, args.max_error_rate)
+    for problem in problems:
+        print(f"colbench evaluate: {problem}", file=sys.stderr)
+    return 1 if problems else 0

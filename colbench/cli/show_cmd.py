@@ -3,7 +3,9 @@
 Each episode prints as a header line (task, trial, status, outcome; "truncated" when a turn
 or step limit cut it off), then the dialogue: the env's first message, and for every turn the
 agent's message and the env's reply with its reward; then the final answer, the metrics, and
-the error of an episode that failed.
+the error of an episode that failed. An episode the model's failure ended reads ``MODEL
+ERROR (scored 0)``; one the environment's failure ended, ``ERROR after N attempt(s)``. The
+last lines count both kinds and the episodes shown.
 """
 
 from __future__ import annotations
@@ -32,9 +34,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="only this task id (repeatable)")
     p.add_argument("--trial", type=int, metavar="K", help="only this trial")
     p.add_argument("--failed", action="store_true",
-                   help="only episodes that ran but did not succeed")
+                   help="only episodes that ran to their end but did not succeed")
     p.add_argument("--errors", action="store_true",
-                   help="only episodes that ended in an environment or model error")
+                   help="only episodes that ended in a model error (scored 0) or an "
+                        "environment error (not scored)")
     p.add_argument("--limit", type=int, metavar="N", help="show at most N episodes")
     p.add_argument("--system", action="store_true", help="also print the system prompt")
     p.set_defaults(func=run)
@@ -72,8 +75,8 @@ def select(records: Iterable[EpisodeRecord], *, tasks: list[str] | None = None,
         if trial is not None and record.trial != trial:
             continue
         if failed or errors:
-            is_error = record.status == "error"
-            is_failure = record.status == "ok" and not record.metrics.get("success")
+            is_error = record.failure_kind is not None
+            is_failure = not is_error and not record.metrics.get("success")
             if not ((errors and is_error) or (failed and is_failure)):
                 continue
         out.append(record)
@@ -93,8 +96,11 @@ def format_value(value: Any) -> str:
 
 
 def outcome(record: EpisodeRecord) -> str:
-    if record.status == "error":
+    kind = record.failure_kind
+    if kind == "env":
         return f"ERROR after {record.attempts} attempt(s)"
+    if kind == "model":
+        return "MODEL ERROR (scored 0)"
     success = record.metrics.get("success")
     parts = ["success" if success else "failure" if success is not None else "finished"]
     if "score" in record.metrics:
@@ -146,6 +152,14 @@ def run(args: argparse.Namespace) -> int:
         print(format_episode(record, system=args.system))
         print()
     filtered = len(chosen) != len(records)
+    print(error_counts(records))
     print(f"{len(shown)} episode(s) shown of {len(chosen)}"
           + (f" matching ({len(records)} in the run)" if filtered else ""))
     return 0
+
+
+def error_counts(records: Iterable[EpisodeRecord]) -> str:
+    """The run's failures of each kind, in one line."""
+    kinds = [r.failure_kind for r in records]
+    return (f"model errors (scored 0): {kinds.count('model')}; "
+            f"environment errors (not scored): {kinds.count('env')}")

@@ -136,8 +136,13 @@ def _num(metric: MetricSummary | None) -> str:
 
 
 def _outcome(record: EpisodeRecord) -> str:
-    if record.status == "error":
+    """``error`` (the env failed: not scored), ``model-error`` (scored 0), ``success`` or
+    ``failure``."""
+    kind = record.failure_kind
+    if kind == "env":
         return "error"
+    if kind == "model":
+        return "model-error"
     return "success" if record.metrics.get("success") else "failure"
 
 
@@ -153,7 +158,7 @@ def render_episode(record: EpisodeRecord, run_index: int, ctx: ReportContext) ->
     if "score" in record.metrics:
         facts.append(f"score {_fmt(record.metrics['score'])}")
     facts.append(f"{len(record.turns)} turn(s)")
-    if record.status == "error":
+    if record.failure_kind == "env":
         facts.append(f"{record.attempts} attempt(s)")
     if record.seconds is not None:
         facts.append(f"{record.seconds:.2f} s")
@@ -197,8 +202,11 @@ def render_episode(record: EpisodeRecord, run_index: int, ctx: ReportContext) ->
 
 
 def _summary_table(runs: Sequence[RunData]) -> str:
-    head = ("<tr><th>run</th><th>env</th><th>model</th><th>task set</th><th>episodes</th>"
-            "<th>errors</th><th>success % [95% CI]</th><th>score % [95% CI]</th>"
+    head = ("<tr><th>run</th><th>env</th><th>model</th><th>task set</th>"
+            '<th title="scored, model errors included">episodes</th>'
+            '<th title="the environment failed: not scored">env errors</th>'
+            '<th title="the model failed: scored 0">model errors</th>'
+            "<th>success % [95% CI]</th><th>score % [95% CI]</th>"
             "<th>turns</th><th>questions</th></tr>")
     rows = []
     for run in runs:
@@ -210,7 +218,8 @@ def _summary_table(runs: Sequence[RunData]) -> str:
         rows.append(
             f"<tr><td>{label}</td><td>{esc(s.env)}</td><td>{esc(s.model)}</td>"
             f'<td title="{esc(s.task_set.hash)}">{esc(s.task_set.name)}</td>'
-            f"<td>{s.counts.ok}</td><td>{s.counts.error}</td>"
+            f"<td>{s.counts.ok}</td><td>{s.counts.env_errors}</td>"
+            f"<td>{s.counts.model_errors}</td>"
             f"<td>{_pct(s.metrics.get('success_rate'))}</td>"
             f"<td>{_pct(s.metrics.get('score'))}</td>"
             f"<td>{'–' if turns is None else f'{turns:.2f}'}</td>"
@@ -242,6 +251,7 @@ def _filters(runs: Sequence[RunData]) -> str:
         '<option value="ok">ok</option><option value="error">error</option></select></label>'
         '<label>outcome <select name="outcome"><option value="all">all</option>'
         '<option value="success">success</option><option value="failure">failure</option>'
+        '<option value="model-error">model error</option>'
         '<option value="error">error</option></select></label>'
         '<label>task <input name="task" type="search" placeholder="task id contains"></label>'
         '<button type="button" id="expand">expand shown</button>'

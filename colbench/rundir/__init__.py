@@ -14,6 +14,7 @@ from colbench.rundir._episodes import (
     read_latest_episodes,
     write_json_atomic,
 )
+from colbench.rundir._lock import LOCK_FILE, RunDirBusy
 from colbench.rundir._rundir import (
     COLLECT_FILE,
     EPISODES_GZ_FILE,
@@ -21,8 +22,14 @@ from colbench.rundir._rundir import (
     TASKS_FILE,
     RunDir,
 )
-from colbench.rundir._summary import SUMMARY_FILE, summarise_from_identity, summarise_records
+from colbench.rundir._summary import (
+    SUMMARY_FILE,
+    count_episodes,
+    summarise_from_identity,
+    summarise_records,
+)
 
-__all__ = ["COLLECT_FILE", "EPISODES_FILE", "EPISODES_GZ_FILE", "RUN_FILE", "SUMMARY_FILE",
-           "TASKS_FILE", "EpisodeWriter", "RunDir", "latest_per_key", "read_episodes",
-           "read_latest_episodes",            "summarise_from_identity", "summarise_records", "write_json_atomic"]
+__all__ = ["COLLECT_FILE", "EPISODES_FILE", "EPISODES_GZ_FILE", "LOCK_FILE", "RUN_FILE",
+           "SUMMARY_FILE", "TASKS_FILE", "EpisodeWriter", "RunDir", "RunDirBusy",
+           "count_episodes", "latest_per_key", "read_episodes", "read_latest_episodes",
+           "summarise_from_identity", "summarise_records", "write_json_atomic"]

@@ -11,8 +11,10 @@ A run directory holds:
 
 Resume rules (:meth:`RunDir.prepare`): a folder that holds the same identity is resumed; one
 that holds another identity is refused, naming the keys that differ; episodes without a
-``run.json`` are refused rather than mixed in. Every write goes through :class:`RunDir`, so a
-lock that keeps two processes off one folder can later be taken in :meth:`RunDir.prepare`.
+``run.json`` are refused rather than mixed in. One process writes a folder at a time:
+:meth:`RunDir.prepare` takes the folder's writer lock (``run.lock``,
+:mod:`colbench.rundir._lock`) before it reads anything, and the run keeps it until
+:meth:`RunDir.release_lock`; a second writer is refused with the holder's pid.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from colbench.rundir._episodes import (
     read_latest_episodes,
     write_json_atomic,
 )
+from colbench.rundir._lock import LOCK_FILE, RunLock
 from colbench.rundir._summary import SUMMARY_FILE, summarise_from_identity
 from colbench.tasks import TaskSet
 
@@ -48,6 +51,7 @@ class RunDir:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self._lock = RunLock(self.path)
 
     def __repr__(self) -> str:
         return f"RunDir({str(self.path)!r})"
@@ -75,6 +79,27 @@ class RunDir:
     @property
     def collect_path(self) -> Path:
         return self.path / COLLECT_FILE
+
+    @property
+    def lock_path(self) -> Path:
+        return self.path / LOCK_FILE
+
+    # -- one writer ---------------------------------------------------------------------------
+    def acquire_lock(self) -> None:
+        """Become this folder's only writer (creating the folder), or raise
+        :class:`~colbench.rundir.RunDirBusy` naming the process that is. :meth:`prepare` calls
+        it; holding it already does nothing."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._lock.acquire()
+
+    def release_lock(self) -> None:
+        """Let another process write this folder (does nothing when not held)."""
+        self._lock.release()
+
+    @property
+    def locked(self) -> bool:
+        """True while this object holds the folder's writer lock."""
+        return self._lock.held
 
     # -- identity and resume ------------------------------------------------------------------
     def holds_run(self) -> bool:
@@ -105,13 +130,24 @@ class RunDir:
                 extra: Mapping[str, Any] | None = None) -> list[EpisodeRecord]:
         """Make this folder hold the run ``identity`` and return the records it already has.
 
-        Creates the folder; refuses (:class:`ConfigError`, naming the differing keys) a folder
-        that holds another run, or episodes without ``run.json``; with ``resume`` false also
-        a folder that already holds this run. Then writes ``run.json`` (``identity``, the
-        colbench version, and ``extra``) and cuts a half-written last episode line. Returns
-        the latest record per (task, trial), in file order.
+        Creates the folder and takes its writer lock (:meth:`acquire_lock`: a folder another
+        process writes is refused with its pid), which stays held until
+        :meth:`release_lock`; refuses (:class:`ConfigError`, naming the differing keys) a
+        folder that holds another run, or episodes without ``run.json``; with ``resume``
+        false also a folder that already holds this run (a refused folder's lock is released
+        again). Then writes ``run.json`` (``identity``, the colbench version, and ``extra``)
+        and cuts a half-written last episode line. Returns the latest record per (task,
+        trial), in file order.
         """
-        self.path.mkdir(parents=True, exist_ok=True)
+        self.acquire_lock()
+        try:
+            return self._prepare_locked(identity, resume=resume, extra=extra)
+        except BaseException:
+            self.release_lock()
+            raise
+
+    def _prepare_locked(self, identity: Mapping[str, Any], *, resume: bool,
+                        extra: Mapping[str, Any] | None) -> list[EpisodeRecord]:
         # JSON round trip: tuples become lists and paths strings, as they are when read back.
         current = json.loads(json.dumps(dict(identity), default=str))
         if self.holds_run():

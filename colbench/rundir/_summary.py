@@ -24,16 +24,26 @@ def summarise_records(records: Sequence[EpisodeRecord], *, env: str, model: str,
                       env_facts: Mapping[str, Any], seed: int | None = None,
                       seconds: float | None = None) -> Summary:
     """The summary of a run, computed from its per-episode records alone (the leaderboard
-    recomputes it the same way). Only ``ok`` episodes are scored; errors are counted."""
+    recomputes it the same way). ``ok`` episodes are scored, the model's failures among them
+    (as 0: their records say so); the environment's failures (``error``) are only counted."""
     ok = [r for r in records if r.status == "ok"]
     return Summary(
         env=env, env_version=env_facts.get("env_version"), model=model, split=split,
         task_set=task_set, trials=trials,
-        counts=Counts(episodes=len(records), ok=len(ok), error=len(records) - len(ok)),
+        counts=count_episodes(records),
         metrics=aggregate(r.metrics for r in ok), colbench_version=__version__,
         simulator=env_facts.get("simulator"), scorer=env_facts.get("scorer"),
         scorer_weights_hash=env_facts.get("scorer_weights_hash"), seed=seed,
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), seconds=seconds)
+
+
+def count_episodes(records: Sequence[EpisodeRecord]) -> Counts:
+    """Episodes, scored (``ok``) and not (``error``), and whose failures ended some."""
+    ok = sum(1 for r in records if r.status == "ok")
+    env_errors = sum(1 for r in records if r.failure_kind == "env")
+    return Counts(episodes=len(records), ok=ok, error=len(records) - ok,
+                  model_errors=sum(1 for r in records if r.failure_kind == "model"),
+                  env_errors=env_errors)
 
 
 def summarise_from_identity(records: Sequence[EpisodeRecord],

@@ -1,11 +1,14 @@
 """The evaluation runner: episodes in flight, records written to a run directory.
 
 The run directory's format (file names, reading, resume rules) belongs to
-:mod:`colbench.rundir`; this package runs episodes and calls :class:`RunHooks` on the way.
+:mod:`colbench.rundir`; this package runs episodes and calls :class:`RunHooks` on the way;
+:mod:`colbench.runner.failures` says whose failure ended an episode and when a run stops.
 """
 
 from colbench.models.base import EpisodeContext
 from colbench.runner.evaluate import EvalConfig, Runner, episode_seed, evaluate
+from colbench.runner.failures import RunStopped
 from colbench.runner.hooks import RunHooks
 
-__all__ = ["EpisodeContext", "EvalConfig", "RunHooks", "Runner", "episode_seed", "evaluate"]
+__all__ = ["EpisodeContext", "EvalConfig", "RunHooks", "RunStopped", "Runner", "episode_seed",
+           "evaluate"]

@@ -2,9 +2,22 @@
 
 Episodes are (task, trial) pairs. Each runs in its own env instance from a pool of
 ``concurrency`` envs; model calls are awaited (so many are in flight) and env calls run in
-worker threads. An exception raised by the env (or an :class:`EnvironmentFailure`) is the
-environment's failure, not the agent's: the episode is retried up to ``max_env_retries``
-times and, if it still fails, recorded with status ``error`` and left out of the scores.
+worker threads. Whose failure ends an episode decides what happens to it
+(:mod:`colbench.runner.failures`):
+
+* an exception raised by the env (or an :class:`EnvironmentFailure`) is the environment's
+  failure, not the agent's: the episode is retried up to ``max_env_retries`` times and, if it
+  still fails, recorded with status ``error`` and ``failure: "env"`` and left out of the
+  scores;
+* an exception raised by the model (a ``python:`` agent's code, an adapter that gave up after
+  its retries: :class:`ModelFailure`) is the agent's: the episode is recorded with status
+  ``ok``, ``failure: "model"``, the turns played so far and metrics ``success`` false and
+  ``score`` 0 (nothing else is invented: a metric the env would have computed from an answer
+  is absent), and it is scored like any other;
+* after ``max_consecutive_failures`` episodes in a row fail the same way, the run stops
+  (:class:`~colbench.runner.failures.RunStopped`) without recording that streak.
+
+An exception a hook raises, or a bug in the runner itself, ends the run.
 
 The model learns where it is from an :class:`~colbench.models.base.EpisodeContext` (env, task,
 trial, turn, seed) passed with every call, not from the env; the run directory's format and
@@ -30,7 +43,17 @@ from colbench.models.base import BaseChatModel, EpisodeContext, SamplingParams
 from colbench.models.spec import load_model
 from colbench.records import EpisodeRecord, Summary, TaskSetRef, TurnRecord
 from colbench.rundir import RunDir, summarise_records
+from colbench.runner.failures import (
+    DEFAULT_MAX_CONSECUTIVE_FAILURES,
+    Failure,
+    FailureStreak,
+    RunStopped,
+    stop_message,
+)
 from colbench.runner.hooks import RunHooks
+
+#: The metrics of an episode the model's failure ended: a non-answer scores 0.
+MODEL_FAILURE_METRICS: dict[str, Any] = {"success": False, "score": 0.0}
 
 
 @dataclass
@@ -49,6 +72,8 @@ class EvalConfig:
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     sampling: SamplingParams = field(default_factory=SamplingParams)
     max_env_retries: int = 2
+    #: Stop the run after this many episodes in a row failed the same way (0: never).
+    max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES
     resume: bool = True
     progress: bool = True
 
@@ -62,6 +87,9 @@ class EvalConfig:
             raise ConfigError(f"--num-tasks must be at least 1, got {self.num_tasks}")
         if self.max_env_retries < 0:
             raise ConfigError("max_env_retries cannot be negative")
+        if self.max_consecutive_failures < 0:
+            raise ConfigError("--max-consecutive-failures cannot be negative, got "
+                              f"{self.max_consecutive_failures} (0 never stops a run)")
 
     def env_options(self) -> dict[str, Any]:
         options = dict(self.env_kwargs)
@@ -132,6 +160,34 @@ class _EnvCallFailed(Exception):
     def __init__(self, where: str, exc: BaseException) -> None:
         super().__init__(f"environment failed in {where}: {type(exc).__name__}: {exc}")
         self.detail = "".join(traceback.format_exception(exc))[-4000:]
+        self.failure = Failure("env", f"{_qualname(exc)} in {where}", _first_line(exc))
+
+
+class _ModelCallFailed(Exception):
+    """The model raised while playing an episode; carries what the episode got to."""
+
+    def __init__(self, exc: BaseException, system_prompt: str, turns: list[TurnRecord],
+                 started: float) -> None:
+        super().__init__(str(exc))
+        if isinstance(exc, ModelFailure):  # the adapter's own words say it all
+            self.detail = f"model failed: {exc}"
+        else:  # the agent's code raised: where matters
+            self.detail = "".join(traceback.format_exception(exc))[-4000:]
+        self.failure = Failure("model", _qualname(exc), _first_line(exc))
+        self.system_prompt = system_prompt
+        self.turns = turns
+        self.started = started
+
+
+def _qualname(exc: BaseException) -> str:
+    cls = type(exc)
+    return cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else type(exc).__name__
+    return line if len(line) <= 300 else line[:297] + "..."
 
 
 class Runner:
@@ -211,20 +267,26 @@ class Runner:
         started = time.time()
         observation, info = await self._env_call("reset", env.reset, seed=context.seed,
                                                  options={"task_id": context.task_id})
-        agent = self.model.bind_episode(env, context)
         system_prompt = info.get("system_prompt") or ""
+        turns: list[TurnRecord] = []
+        try:
+            agent = self.model.bind_episode(env, context)
+        except Exception as exc:
+            raise _ModelCallFailed(exc, system_prompt, turns, started) from exc
         messages: list[dict[str, str]] = []
         if system_prompt:
             messages.append({"role": "system", "content": system_prompt})
         messages.append({"role": "user", "content": observation})
-        turns: list[TurnRecord] = []
         metrics: dict[str, Any] = {}
         terminated = truncated = False
         final_answer = None
         while True:
             turn_context = context.at_turn(len(turns))
             t0 = time.perf_counter()
-            completion = await agent.respond(messages, self.config.sampling, turn_context)
+            try:
+                completion = await agent.respond(messages, self.config.sampling, turn_context)
+            except Exception as exc:
+                raise _ModelCallFailed(exc, system_prompt, turns, started) from exc
             t1 = time.perf_counter()
             action = completion.text
             next_obs, reward, terminated, truncated, step_info = await self._env_call(
@@ -254,17 +316,19 @@ class Runner:
             final_answer=final_answer, metrics=metrics, terminated=terminated,
             truncated=truncated, started_at=started, seconds=time.time() - started)
 
-    async def _episode(self, task_id: str, trial: int) -> EpisodeRecord:
+    async def _episode(self, task_id: str, trial: int) -> tuple[EpisodeRecord, Failure | None]:
         context = self.episode_context(task_id, trial)
-        record = await self._play_with_retries(context)
+        record, failure = await self._play_with_retries(context)
         context = context.at_turn(len(record.turns))
         for hook in self.hooks:
             record = hook.on_episode_end(context, record)
-        return record
+        return record, failure
 
-    async def _play_with_retries(self, context: EpisodeContext) -> EpisodeRecord:
+    async def _play_with_retries(self, context: EpisodeContext
+                                 ) -> tuple[EpisodeRecord, Failure | None]:
+        """Play one episode; retry it after the environment's failures (a bounded number of
+        times), never after the model's. Returns the record and how it failed, if it did."""
         attempts = 0
-        last_error = ""
         while True:
             attempts += 1
             env = None
@@ -274,29 +338,41 @@ class Runner:
             except _EnvCallFailed as exc:
                 if env is not None:
                     self.pool.discard(env)
-                last_error = f"{exc}\n{exc.detail}"
                 if attempts > self.config.max_env_retries:
-                    break
+                    return self._env_failure_record(context, exc, attempts), exc.failure
                 continue
-            except ModelFailure as exc:
+            except _ModelCallFailed as exc:
+                # The env did nothing wrong: it is reset before its next episode.
                 self.pool.give(env)
-                last_error = f"model failed: {exc}"
-                break
-            except Exception as exc:  # a bug in a model adapter or agent code
-                if env is not None:
-                    self.pool.discard(env)
-                last_error = "".join(traceback.format_exception(exc))[-4000:]
-                break
+                return self._model_failure_record(context, exc, attempts), exc.failure
             self.pool.give(env)
             record.attempts = attempts
-            return record
+            return record, None
+
+    def _env_failure_record(self, context: EpisodeContext, exc: _EnvCallFailed,
+                            attempts: int) -> EpisodeRecord:
         return EpisodeRecord(task_id=context.task_id, trial=context.trial, env=self.config.env,
                              env_version=self.env_facts.get("env_version"),
-                             model=self.config.model, seed=context.seed,
-                             status="error", error=last_error, attempts=attempts)
+                             model=self.config.model, seed=context.seed, status="error",
+                             failure="env", error=f"{exc}\n{exc.detail}", attempts=attempts)
+
+    def _model_failure_record(self, context: EpisodeContext, exc: _ModelCallFailed,
+                              attempts: int) -> EpisodeRecord:
+        return EpisodeRecord(
+            task_id=context.task_id, trial=context.trial, env=self.config.env,
+            env_version=self.env_facts.get("env_version"), model=self.config.model,
+            seed=context.seed, status="ok", failure="model", error=exc.detail,
+            attempts=attempts, system_prompt=exc.system_prompt or None, turns=exc.turns,
+            metrics=dict(MODEL_FAILURE_METRICS), started_at=exc.started,
+            seconds=time.time() - exc.started)
 
     async def run(self) -> Summary:
         """Run every episode not yet in the run directory, then write the summary.
+
+        The run directory's writer lock is held from start to end, so a second process on
+        the same folder is refused (:class:`~colbench.rundir.RunDirBusy`). Raises
+        :class:`~colbench.runner.failures.RunStopped` (and writes no summary) when
+        ``max_consecutive_failures`` episodes in a row failed the same way.
 
         Models that block run in the event loop's default executor; :func:`evaluate` sizes
         it to the concurrency. On a loop of your own, size it yourself
@@ -304,10 +380,21 @@ class Runner:
         """
         started = time.time()
         done = self._prepare_out()
+        try:
+            stopped = await self._run_episodes(done)
+            if stopped is not None:
+                raise stopped
+            return self.summarise(time.time() - started)
+        finally:
+            self.run_dir.release_lock()
+
+    async def _run_episodes(self, done: set[tuple[str, int]]) -> RunStopped | None:
+        """Play the episodes not in ``done``; the reason the run stopped early, if it did."""
         todo = [(task.id, trial) for trial in range(self.config.trials) for task in self.tasks
                 if (task.id, trial) not in done]
         total = len(self.tasks) * self.config.trials
         writer = self.run_dir.episode_writer()
+        streak = FailureStreak(self.config.max_consecutive_failures)
         bar = None
         if self.config.progress:
             from tqdm import tqdm
@@ -320,14 +407,20 @@ class Runner:
 
         loop = asyncio.get_running_loop()
 
+        def write_all(records: list[EpisodeRecord]) -> None:
+            for record in records:
+                writer.write(record)
+
         async def worker() -> None:
-            while True:
+            while streak.stopped is None:
                 try:
                     task_id, trial = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
-                record = await self._episode(task_id, trial)
-                await loop.run_in_executor(self._write_executor, writer.write, record)
+                record, failure = await self._episode(task_id, trial)
+                ready = streak.add(record, failure)
+                if ready:
+                    await loop.run_in_executor(self._write_executor, write_all, ready)
                 if record.status == "ok":
                     self.done += 1
                     self.successes += bool(record.metrics.get("success"))
@@ -339,12 +432,15 @@ class Runner:
         try:
             await asyncio.gather(*(worker() for _ in range(min(self.config.concurrency,
                                                                   max(1, len(todo))))))
+            await loop.run_in_executor(self._write_executor, write_all, streak.finish())
         finally:
             writer.close()
             if bar is not None:
                 bar.close()
-        summary = self.summarise(time.time() - started)
-        return summary
+        if streak.stopped is None:
+            return None
+        recorded = len(self.run_dir.latest_episodes())
+        return RunStopped(stop_message(streak.stopped, streak.limit, streak.dropped, recorded))
 
     def summarise(self, seconds: float | None = None) -> Summary:
         """Compute the summary from the records on disk and write ``summary.json``."""
@@ -359,6 +455,7 @@ class Runner:
         return summary
 
     def close(self) -> None:
+        self.run_dir.release_lock()
         self.pool.close()
         self._executor.shutdown(wait=False, cancel_futures=True)
         self._write_executor.shutdown(wait=True)

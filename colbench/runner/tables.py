@@ -29,15 +29,18 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def summaries_table(summaries: Sequence[tuple[str, Summary]],
                     extra_columns: Sequence[tuple[str, Sequence[str]]] = ()) -> str:
-    """One row per run: label, env, model, episodes, errors and the headline metrics (%, 95% CI).
+    """One row per run: label, env, model, counts and the headline metrics (%, 95% CI).
 
+    The counts: ``episodes`` scored (the model's failures among them, each scored 0),
+    ``errors`` the environment's failures (not scored), ``model-errors`` the model's.
     ``extra_columns`` appends columns: each a header and one cell per run, in order.
     """
-    headers = ["run", "env", "model", "episodes", "errors",
+    headers = ["run", "env", "model", "episodes", "errors", "model-errors",
                "success % [95% CI]", "score % [95% CI]"]
     rows = []
     for label, s in summaries:
-        rows.append([label, s.env, s.model, str(s.counts.ok), str(s.counts.error),
+        rows.append([label, s.env, s.model, str(s.counts.ok), str(s.counts.env_errors),
+                     str(s.counts.model_errors),
                      format_metric(s.metrics.get("success_rate")),
                      format_metric(s.metrics.get("score"))])
     for header, cells in extra_columns:

@@ -116,7 +116,7 @@ def test_an_interrupted_run_is_summarised_from_records_and_identity(tmp_path):
     assert (summary.env, summary.model, summary.split) == (IDENTITY["env"], IDENTITY["model"],
                                                            "test")
     assert summary.task_set.hash == "sha256:abc"
-    assert summary.counts.model_dump() == {"episodes": 3, "ok": 2, "error": 1}
+    assert summary.counts.model_dump() == {"episodes": 3, "ok": 2, "error": 1, "model_errors": 0, "env_errors": 1}
     assert summary.metrics["success_rate"].mean == 0.5
     run.write_summary(summary)
     again, partial = run.summary()

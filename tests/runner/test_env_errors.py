@@ -27,7 +27,7 @@ def test_env_that_keeps_failing_is_an_error_retried_a_bounded_number_of_times(
     assert record.attempts == 3  # the first try and two retries
     assert "always fails" in record.error and "EnvironmentFailure" in record.error
     assert record.turns == [] and record.metrics == {}
-    assert summary.counts.model_dump() == {"episodes": 6, "ok": 5, "error": 1}
+    assert summary.counts.model_dump() == {"episodes": 6, "ok": 5, "error": 1, "model_errors": 0, "env_errors": 1}
     # The oracle solved every episode that ran: the error is not a failed episode.
     assert summary.metrics["success_rate"].mean == 1.0
     assert summary.metrics["success_rate"].n == 5
@@ -44,7 +44,7 @@ def test_retries_can_be_turned_off(tmp_path, guess_env_id):
 def test_env_that_fails_once_then_works_ends_ok_after_two_attempts(tmp_path, guess_env_id):
     summary, records = run(tmp_path, guess_env_id, num_tasks=4,
                            env_kwargs={"flaky_dir": str(tmp_path / "flaky")})
-    assert summary.counts.model_dump() == {"episodes": 4, "ok": 4, "error": 0}
+    assert summary.counts.model_dump() == {"episodes": 4, "ok": 4, "error": 0, "model_errors": 0, "env_errors": 0}
     assert {r.attempts for r in records.values()} == {2}
     assert all(r.status == "ok" and r.error is None for r in records.values())
     # The retry ran the episode from the start: one clean transcript, not two glued together.
@@ -75,13 +75,15 @@ def failing_model(messages):
 
 
 def test_a_model_failure_ends_only_its_episode(tmp_path, guess_env_id):
+    # Issue 12: a model failure is the agent's; it is scored 0 (status ok, failure model),
+    # no longer an unscored error as this test asserted before.
     summary, records = run(tmp_path, guess_env_id, num_tasks=3,
                            model=f"python:{__name__}:failing_model")
-    assert records["guess-test-001"].status == "error"
+    assert records["guess-test-001"].failure == "model"
     assert "server said 503" in records["guess-test-001"].error
     assert records["guess-test-001"].attempts == 1  # the env is fine: nothing to retry
-    assert records["guess-test-000"].status == records["guess-test-002"].status == "ok"
-    assert summary.counts.ok == 2
+    assert records["guess-test-000"].failure is records["guess-test-002"].failure is None
+    assert summary.counts.ok == 3 and summary.counts.model_errors == 1
 
 
 def test_an_env_that_cannot_be_made_mid_run_is_an_episode_error(tmp_path, guess_env_id):

@@ -25,7 +25,7 @@ def test_summary_json_has_the_published_fields(tmp_path, guess_env_id):
     assert set(summary["task_set"]) >= {"name", "hash"}
     assert summary["task_set"]["name"] == "guess-test[:6]"
     assert summary["task_set"]["hash"].startswith("sha256:")
-    assert summary["counts"] == {"episodes": 6, "ok": 6, "error": 0}
+    assert summary["counts"] == {"episodes": 6, "ok": 6, "error": 0, "model_errors": 0, "env_errors": 0}
     for name in ("success_rate", "score"):
         metric = summary["metrics"][name]
         assert metric["mean"] == 1.0
@@ -77,7 +77,7 @@ def test_episode_lines_say_how_the_episode_ended(tmp_path, guess_env_id):
         assert record["metrics"]["success"] is False and record["metrics"]["score"] == 0.0
         assert record["metrics"]["answered"] is False
     summary = json.loads((cut_off / "summary.json").read_text())
-    assert summary["counts"] == {"episodes": 2, "ok": 2, "error": 0}
+    assert summary["counts"] == {"episodes": 2, "ok": 2, "error": 0, "model_errors": 0, "env_errors": 0}
     assert summary["metrics"]["success_rate"]["mean"] == 0.0
 
 

@@ -65,7 +65,7 @@ def test_sigkill_mid_run_then_same_command_loses_and_doubles_nothing(
     assert {k[0] for k in keys} == {f"guess-test-{i:03d}" for i in range(NUM_TASKS)}
     assert all(r["status"] == "ok" and r["metrics"]["success"] for r in records)
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["counts"] == {"episodes": NUM_TASKS, "ok": NUM_TASKS, "error": 0}
+    assert summary["counts"] == {"episodes": NUM_TASKS, "ok": NUM_TASKS, "error": 0, "model_errors": 0, "env_errors": 0}
 
 
 def test_rerun_of_a_finished_run_adds_nothing(tmp_path, guess_env_id):
