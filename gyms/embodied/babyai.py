@@ -10,10 +10,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
-import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from colbench import actions
 from colbench.env import Outcome, TextEnv
 from colbench.errors import ConfigError, MissingExtraError
 from colbench.gyms.embodied.babyai_levels import LEVELS
@@ -43,23 +43,11 @@ of its colour), or open the box in front of you; toggle OBJECT: go to it first;
 Name objects as you see them, e.g. "red ball 1" ("red ball" is enough when you know only one). \
 Moving actions open closed doors on the way. You have {max_turns} actions."""
 
-_ACTION_LINE = re.compile(r"^\s*action\s*:\s*(?P<action>.*)$", re.IGNORECASE)
-
-
 def extract_action(message: str) -> str:
-    """What follows the last ``Action:`` in the message, else its last non-empty line; lower
-    case, quotes and a final full stop dropped."""
-    lines = [line for line in message.strip().splitlines() if line.strip()]
-    command = ""
-    for line in reversed(lines):
-        match = _ACTION_LINE.match(line)
-        if match:
-            command = match.group("action")
-            break
-    else:
-        command = lines[-1] if lines else ""
-    command = command.strip().strip("`'\"").strip().rstrip(".").strip()
-    return " ".join(command.lower().split())
+    """The command in an agent's message, by the shared grammar of :mod:`colbench.actions`
+    (``Action: X``, ``Action:`` then X on the next line, a fenced block, else the last line),
+    in lower case."""
+    return actions.extract_command(message, lower=True)
 
 
 def _minigrid() -> Any:
@@ -111,7 +99,9 @@ class BabyAIEnv(TextEnv):
 
     ## Action
 
-    Text (the last ``Action:`` line, else the last line; case does not matter): ``turn left``,
+    Text, found by the grammar every text gym shares (``colbench.actions``): ``Action: X``;
+    ``Action:`` with X on the next line (AgentGym's ``Thought: ... Action:`` form); a fenced
+    block; else the last line. The last label or block wins; case does not matter. ``turn left``,
     ``turn right``, ``move forward``, ``go to X``, ``pick up X`` (``pick up`` alone: the object
     in front), ``drop``, ``put next to X``, ``toggle`` / ``toggle X`` (also ``open X``), ``go
     through DOOR``, ``check available actions``. Objects are named as shown (``red ball 1``, or

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from colbench.actions import ACTION_FORMS
 from colbench.gyms.embodied.babyai_world import (
     DROP,
     FORWARD,
@@ -90,7 +91,7 @@ def run_action(env: Any, command: str, executed: list[int]) -> str:
     world: World = env.world
     game = env.game
     if not command:
-        raise ActionFailed(f"Your message held no action. {ACTION_HELP}")
+        raise ActionFailed(f"Your message held no action. {ACTION_HELP} {ACTION_FORMS}")
     if command in ("check available actions", "available actions", "help"):
         return available_actions(world)
     if command in ("turn left", "left"):
@@ -164,7 +165,7 @@ def run_action(env: Any, command: str, executed: list[int]) -> str:
             return f"You went next to the {world.name(obj)}."
         _execute(env, [DROP], executed)
         return f"You put the {carried} next to the {world.name(obj)}."
-    raise ActionFailed(f"Could not understand '{command}'. {ACTION_HELP}")
+    raise ActionFailed(f"Could not understand '{command}'. {ACTION_HELP} {ACTION_FORMS}")
 
 
 def _pickup_front(env: Any, executed: list[int]) -> str:

@@ -162,6 +162,35 @@ def test_extract_action():
     assert extract_action("turn left") == "turn left"
 
 
+@pytest.mark.parametrize("reply", [
+    "Action: Go to red ball 1",
+    "Thought:\nThe ball is ahead.\n\nAction:\ngo to red ball 1",
+    "The ball is ahead.\n```\ngo to red ball 1\n```",
+])
+def test_every_answer_form_is_one_command(reply):
+    assert extract_action(reply) == "go to red ball 1"
+
+
+def test_oracle_in_agentgym_form_loses_no_turn(env):
+    env.reset(options={"task_id": "babyai/GoToRedBall/1000000"})
+    oracle = BabyAIOracle(env)
+    while True:
+        action = oracle.act([]).removeprefix("Action:").strip()
+        *_, terminated, truncated, info = env.step(f"Thought:\nnext step\n\nAction:\n{action}")
+        assert info["valid"], info["command"]
+        if terminated or truncated:
+            break
+    assert info["metrics"]["success"] is True and info["metrics"]["invalid_actions"] == 0
+
+
+def test_a_message_without_an_action_names_the_answer_forms(env):
+    env.reset(options={"task_id": "babyai/GoToRedBall/1000000"})
+    obs, *_ = env.step("Thought:\nhmm\n\nAction:")
+    assert "held no action" in obs and "turn left" in obs and "next line" in obs
+    obs, *_ = env.step("Action: dance")
+    assert "Could not understand 'dance'" in obs and "fenced" in obs
+
+
 @pytest.mark.slow
 def test_oracle_reaches_95_percent_over_200_seeded_episodes_through_the_cli(evaluate_oracle):
     result = evaluate_oracle("colbench/BabyAI-v0", "--split", "test")
