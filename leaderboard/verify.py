@@ -14,6 +14,11 @@
 5. the colbench version, the env version, the turn budget, errored episodes, and (when the
    server asks for it) a whole split.
 
+An episode the model's failure ended (``failure: "model"``) is the agent's: it is scored 0
+whatever its record claims, and not replayed (its transcript stops where the model failed, so
+there is no end to check; its score cannot be above 0). Only the environment's failures
+(status ``error``) are left out of the scores.
+
 The outcome is ``rejected`` when the results contradict themselves or are not for a task set
 the server knows (they are not listed), ``unverified`` with every reason when the figures
 can be computed but a check failed (listed, with the server's figures), else ``verified``.
@@ -35,6 +40,7 @@ from colbench.leaderboard.suites import SuiteCatalog
 from colbench.leaderboard.upload import ParsedRun
 from colbench.records import EpisodeRecord, MetricSummary
 from colbench.replay import ReplayResult, RunFacts
+from colbench.rundir import count_episodes
 from colbench.stats import aggregate
 
 #: Examples listed per kind of problem before "and N more".
@@ -120,6 +126,14 @@ def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSetti
     problems += _summary_problems(run, from_records, len(ok))
 
     final_metrics: dict[tuple[str, int], dict[str, Any]] = {r.key: r.metrics for r in ok}
+    model_failed = [r for r in ok if r.failure_kind == "model"]
+    for record in model_failed:
+        final_metrics[record.key] = dict(record.metrics, score=0.0, success=False)
+    credited = [r for r in model_failed
+                if r.metrics.get("success") is not False or r.metrics.get("score") != 0]
+    if credited:
+        problems.append(f"{len(credited)} episode(s) ended in a model error but claim success "
+                        f"or a score above 0: {_some(_episode_key(r.key) for r in credited)}")
     rescored = suite.replay is not None
     if suite.replay is not None:
         replay = suite.replay
@@ -133,7 +147,8 @@ def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSetti
         # An episode over the turn budget is not replayed (its length is unbounded, the
         # replay's cost would be too) and counts as failed; it was reported above.
         budget = suite.max_turns
-        within = [r for r in ok if not budget or len(r.turns) <= budget]
+        within = [r for r in ok if r.failure_kind != "model"
+                  and (not budget or len(r.turns) <= budget)]
         for record in ok:
             if budget and len(record.turns) > budget:
                 final_metrics[record.key] = dict(record.metrics, score=0.0, success=False)
@@ -157,7 +172,9 @@ def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSetti
     metrics = aggregate(final_metrics[r.key] for r in ok)
     breakdown = _breakdown(task_set.ids(), run.records, final_metrics, rescored)
     breakdown["counts"] = {"episodes": len(run.records), "ok": len(ok),
-                           "error": len(run.records) - len(ok), "expected": len(expected)}
+                           "error": len(run.records) - len(ok),
+                           "model_errors": len(model_failed),
+                           "env_errors": len(run.records) - len(ok), "expected": len(expected)}
     claimed = {key: value.model_dump(mode="json") for key, value in summary.metrics.items()}
     status = UNVERIFIED if problems else VERIFIED
     return Verification(status, problems, metrics=metrics, claimed=claimed, breakdown=breakdown)
@@ -229,6 +246,11 @@ def _summary_problems(run: ParsedRun, recomputed: dict[str, MetricSummary],
         out.append(f"summary.json counts {counts.episodes} episodes ({counts.ok} ok, "
                    f"{counts.error} errors); the records hold {total} ({ok} ok, {total - ok} "
                    "errors)")
+    mine = count_episodes(run.records)
+    if (counts.model_errors, counts.env_errors) != (mine.model_errors, mine.env_errors):
+        out.append(f"summary.json counts {counts.model_errors} model error(s) and "
+                   f"{counts.env_errors} environment error(s); the records hold "
+                   f"{mine.model_errors} and {mine.env_errors}")
     for key, claimed in sorted(summary.metrics.items()):
         mine = recomputed.get(key)
         if mine is None:
