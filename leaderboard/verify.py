@@ -127,8 +127,8 @@ def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSetti
 
     final_metrics: dict[tuple[str, int], dict[str, Any]] = {r.key: r.metrics for r in ok}
     model_failed = [r for r in ok if r.failure_kind == "model"]
-    for record in model_failed:
-        final_metrics[record.key] = dict(record.metrics, score=0.0, success=False)
+    for record in model_failed:  # nothing the record claims beyond a non-answer counts
+        final_metrics[record.key] = {"success": False, "score": 0.0}
     credited = [r for r in model_failed
                 if r.metrics.get("success") is not False or r.metrics.get("score") != 0]
     if credited:
