@@ -8,7 +8,9 @@ to the agent as the step's error.
 
 Where the action may be in a message: the last fenced code block if there is one, else the
 whole message, else the last line that starts with an action's name (so a model may think
-aloud first and end with the call on its own line).
+aloud first and end with the call on its own line), else where the grammar every text gym
+shares (:mod:`colbench.actions`) finds it: after an ``Action:`` label, on its line or the next
+(``Action: click("12")``, AgentGym's ``Thought: ... Action:`` form).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from colbench.actions import find_action
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,9 @@ def parse_action(message: str) -> Action:
         lines = [ln for ln in message.splitlines() if _STARTS_WITH_ACTION.match(ln)]
         if lines and lines[-1].strip() != message.strip():
             candidates.append(lines[-1])
+    labelled = find_action(message)
+    if labelled and labelled not in (text.strip() for text in candidates):
+        candidates.append(labelled)
     first_error: ActionError | None = None
     for text in candidates:
         try:

@@ -46,6 +46,15 @@ def test_action_is_found_after_free_text_or_in_a_fence() -> None:
     assert parse_action(two) == Action("click", {"bid": "2"})
 
 
+@pytest.mark.parametrize("message", [
+    'Action: click("5")',
+    'Thought:\nThe cart link is [5].\n\nAction:\nclick("5")',
+    'The cart link is [5].\n**Action:** click("5")\nThat opens the cart.',
+])
+def test_action_is_found_after_an_action_label(message: str) -> None:
+    assert parse_action(message) == Action("click", {"bid": "5"})
+
+
 @pytest.mark.parametrize("message, expected", [
     ("", "empty"),
     ("   ", "empty"),
