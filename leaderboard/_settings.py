@@ -59,18 +59,27 @@ class LeaderboardSettings:
     max_verify_attempts: int = 5
     #: Threads that re-run answers in the sandbox (default: the sandbox's workers).
     rescore_threads: int = 0
+    #: Each submission is verified in a process of its own, never in the web server's, with
+    #: these limits: CPU seconds of the verifying process (decoding the values answers
+    #: return happens there; the answers themselves run in the sandbox under its limits), the
+    #: address space it may add to the server's, and the wall time until it is killed. A verification stopped by a
+    #: limit ends ``unverified`` with the reason.
+    verify_cpu_seconds: float = 900.0
+    verify_memory_bytes: int = 8 << 30
+    verify_wall_seconds: float = 3600.0
     #: Rows per board page.
     page_size: int = 100
 
     def __post_init__(self) -> None:
         for name in ("max_upload_bytes", "max_episodes_bytes", "max_summary_bytes",
                      "max_metadata_bytes", "max_records", "rate_limit", "max_verify_attempts",
-                     "page_size"):
+                     "page_size", "verify_memory_bytes"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"leaderboard setting {name} must be a positive integer, "
                                   f"got {value!r}")
-        for name in ("rate_window_seconds", "lease_seconds", "poll_seconds"):
+        for name in ("rate_window_seconds", "lease_seconds", "poll_seconds",
+                     "verify_cpu_seconds", "verify_wall_seconds"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise ConfigError(f"leaderboard setting {name} must be a positive number, "

@@ -5,6 +5,20 @@ memory: a worker killed mid-verification leaves its claim behind, and once the c
 runs out (no heartbeat for ``lease_seconds``) another worker, or the same server restarted,
 takes the submission over. Several workers (threads, processes, machines) can share one
 database: a claim is an atomic conditional ``UPDATE``.
+
+Each verification runs in a child process of its own (:func:`verify_isolated`), never in the
+process that claimed it, which may be the web server's: the values hostile answers return
+can cost minutes of CPU to decode, and the board must keep answering meanwhile. The child is
+forked, so it starts with the server's catalog (its suites, replays and cached task sets)
+without loading anything again; it touches no database connection (it gets the stored upload
+and sends back its :class:`~colbench.leaderboard.verify.Verification` through a pipe) and
+starts its own sandbox pool (the sandbox forgets the parent's pool in a forked child). It
+runs under ``verify_cpu_seconds`` of CPU (``RLIMIT_CPU``) and ``verify_memory_bytes`` of
+address space (``RLIMIT_AS``), both soft limits so that the sandbox's own workers may still
+set theirs, and is killed after ``verify_wall_seconds``. A verification stopped by a limit
+ends ``unverified`` with the reason; a child that died for another reason is the server's
+failure, retried up to ``max_verify_attempts`` times like any other; no outcome leaves the
+claim behind.
 """
 
 from __future__ import annotations
@@ -12,12 +26,17 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import multiprocessing
 import os
+import resource
+import signal
 import socket
 import threading
 import time
 import traceback
 import uuid
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from typing import Any
 
 from sqlalchemy import or_, select, update
@@ -106,27 +125,23 @@ class VerificationWorker:
 
     # -- verification -----------------------------------------------------------------------
     def verify(self, submission_id: str) -> Verification | None:
-        """Verify a submission this worker has claimed and store the outcome. Returns None
-        when the server could not do it this time (it stays pending, to be retried)."""
+        """Verify a submission this worker has claimed, in a limited child process (see the
+        module docstring), and store the outcome. Returns None when the server could not do
+        it this time (it stays pending, to be retried)."""
         with self.db.read() as session:
             row = session.get(Submission, submission_id)
             if row is None:
                 return None
             summary_text, episodes_gz, attempts = row.summary_json, row.episodes_gz, row.attempts
-        try:
-            # The size limits were applied when the upload was accepted; a stored submission
-            # is not refused later because an operator lowered them.
-            run = parse_run(summary_text.encode("utf-8"), episodes_gz,
-                            max_episodes_bytes=_NO_LIMIT, max_records=_NO_LIMIT)
-            verification = verify_run(run, self.catalog, self.settings,
-                                      threads=self.settings.rescore_threads)
-        except UploadError as exc:  # stored by an older server with other schema rules
-            verification = Verification("rejected", [exc.message])
-        except (EnvironmentFailure, OSError, RuntimeError) as exc:
-            return self._server_failure(submission_id, attempts, exc)
-        except Exception as exc:  # a bug: keep the submission, say why, never lose it
-            log.error("verifying %s failed:\n%s", submission_id, traceback.format_exc())
-            return self._server_failure(submission_id, attempts, exc)
+        outcome = verify_isolated(summary_text, episodes_gz, self.catalog, self.settings,
+                                  stop=self._stop)
+        if outcome.stopped:  # the worker is shutting down: leave it for the next one
+            self._release(submission_id, {})
+            return None
+        if outcome.server_failure is not None:
+            return self._server_failure(submission_id, attempts, outcome.server_failure)
+        verification = outcome.verification
+        assert verification is not None
         values: dict[str, Any] = {
             "status": verification.status, "errors": json.dumps(verification.errors),
             "verified_at": utcnow(), "metrics_json": _metric_json(verification),
@@ -140,8 +155,7 @@ class VerificationWorker:
         self._release(submission_id, values)
         return verification
 
-    def _server_failure(self, submission_id: str, attempts: int, exc: BaseException) -> None:
-        reason = f"{type(exc).__name__}: {exc}"
+    def _server_failure(self, submission_id: str, attempts: int, reason: str) -> None:
         if attempts >= self.settings.max_verify_attempts:
             self._release(submission_id, {
                 "status": UNVERIFIED, "verified_at": utcnow(),
@@ -214,3 +228,127 @@ class VerificationWorker:
             except Exception:
                 log.warning("the verification heartbeat failed:\n%s", traceback.format_exc())
 
+
+
+# -- one verification in a limited child process ---------------------------------------------
+
+@dataclass
+class IsolatedOutcome:
+    """How a verification in a child process ended: a ``verification`` (a limit that
+    stopped it is an ``unverified`` one that says so), or a ``server_failure`` reason (to be
+    retried), or ``stopped`` (the worker shut down and killed it)."""
+
+    verification: Verification | None = None
+    server_failure: str | None = None
+    stopped: bool = False
+
+
+def _limited(reason: str) -> Verification:
+    return Verification(UNVERIFIED, [f"verification stopped: {reason}; the server did not "
+                                     "finish checking this run"])
+
+
+def _mapped_bytes() -> int:
+    """This process's address space now (a forked child starts with its parent's)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _apply_limits(settings: LeaderboardSettings) -> None:
+    """The child's own limits: soft, so that the sandbox's workers (its children, trusted
+    code) may still set theirs; this process never raises them. The memory limit is what
+    the verification may add to the address space it was forked with (the server's own
+    size is none of the submission's doing)."""
+    memory = _mapped_bytes() + int(settings.verify_memory_bytes)
+    for limit, value in ((resource.RLIMIT_CPU, max(1, int(settings.verify_cpu_seconds))),
+                         (resource.RLIMIT_AS, memory)):
+        _, hard = resource.getrlimit(limit)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        resource.setrlimit(limit, (value, hard))
+
+
+def _child(conn: Connection, summary_text: str, episodes_gz: bytes, catalog: SuiteCatalog,
+           settings: LeaderboardSettings) -> None:
+    """The child process: verify, send ``(kind, payload)`` back, exit."""
+    message: tuple[str, Any]
+    try:
+        _apply_limits(settings)
+        # The size limits were applied when the upload was accepted; a stored submission
+        # is not refused later because an operator lowered them.
+        run = parse_run(summary_text.encode("utf-8"), episodes_gz,
+                        max_episodes_bytes=_NO_LIMIT, max_records=_NO_LIMIT)
+        message = ("done", verify_run(run, catalog, settings,
+                                      threads=settings.rescore_threads))
+    except UploadError as exc:  # stored by an older server with other schema rules
+        message = ("done", Verification("rejected", [exc.message]))
+    except MemoryError:
+        message = ("done", _limited(f"it needed more than the server's memory limit of "
+                                    f"{settings.verify_memory_bytes / (1 << 20):.0f} MiB"))
+    except (EnvironmentFailure, OSError, RuntimeError) as exc:
+        message = ("failure", f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # a bug: keep the submission, say why, never lose it
+        log.error("verification failed:\n%s", traceback.format_exc())
+        message = ("failure", f"{type(exc).__name__}: {exc}")
+    try:
+        conn.send(message)
+    except Exception as exc:  # e.g. an unpicklable value in a verdict: the server's bug
+        conn.send(("failure", f"the verdict could not be sent back ({type(exc).__name__}: "
+                              f"{exc})"))
+    finally:
+        conn.close()
+
+
+def verify_isolated(summary_text: str, episodes_gz: bytes, catalog: SuiteCatalog,
+                    settings: LeaderboardSettings, *,
+                    stop: threading.Event | None = None) -> IsolatedOutcome:
+    """Verify a stored upload in a forked child under the settings' CPU, memory and wall
+    limits (see the module docstring). ``stop``: when set, the child is killed and the
+    outcome is ``stopped``."""
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_child, name="colbench-verify",
+                            args=(sender, summary_text, episodes_gz, catalog, settings))
+    child.start()
+    sender.close()
+    deadline = time.monotonic() + settings.verify_wall_seconds
+    message: tuple[str, Any] | None = None
+    killed_for: str | None = None
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                if receiver.poll(max(0.0, min(0.25, remaining))):
+                    message = receiver.recv()
+                    break
+            except (EOFError, OSError):  # it exited without a word: see its exit code
+                break
+            if stop is not None and stop.is_set():
+                killed_for = "stop"
+                break
+            if remaining <= 0:
+                killed_for = "wall"
+                break
+    finally:
+        if message is None and child.is_alive():
+            child.kill()
+        child.join()
+        receiver.close()
+    if killed_for == "stop":
+        return IsolatedOutcome(stopped=True)
+    if killed_for == "wall":
+        return IsolatedOutcome(_limited(f"it ran past the server's wall-time limit of "
+                                        f"{settings.verify_wall_seconds:g} s"))
+    if message is not None:
+        kind, payload = message
+        if kind == "done":
+            return IsolatedOutcome(verification=payload)
+        return IsolatedOutcome(server_failure=str(payload))
+    code = child.exitcode
+    if code == -signal.SIGXCPU:
+        return IsolatedOutcome(_limited(f"it used more than the server's CPU-time limit of "
+                                        f"{settings.verify_cpu_seconds:g} s"))
+    return IsolatedOutcome(server_failure=f"the verification process died (exit code {code})")
