@@ -163,6 +163,18 @@ class Planner:
                 return True
         return False
 
+    def hemmed_in(self, obj: Any) -> bool:
+        """Whether no free cell beside ``obj`` can be reached although nothing on the way
+        needs clearing: ``obj`` itself stands in the only way in (a ball in a doorway), so
+        nothing can be put next to it until it is moved."""
+        if obj.type == "door":
+            return False
+        pos = self.world.position(obj)
+        if self.world.plan_next_to(pos) is not None:
+            return False
+        path = self.relaxed_path(pos)
+        return path is not None and self.obstacle_on(path) is None
+
     # -- actions ----------------------------------------------------------------------------
     def drop_somewhere(self, keep_clear: set[Pos]) -> str:
         """Put down what is carried where it blocks nothing that matters."""
@@ -309,12 +321,18 @@ class Planner:
             fixed = [o for o in instr.desc_fixed.obj_set if self.on_floor(o) or o.type == "door"]
             if carrying is not None and any(carrying is m for m in movers):
                 anchors = [o for o in fixed if o is not carrying]
-                return self.reach(min(anchors, key=self.cost), "put next to")
+                placeable = [o for o in anchors if not self.hemmed_in(o)]
+                if not placeable:  # put it down, then move the anchor out of the way
+                    return self.drop_somewhere(set())
+                return self.reach(min(placeable, key=self.cost), "put next to")
             movable = [m for m in movers if self.on_floor(m)]
             if carrying is not None:
                 return self.free_hands(min(movable, key=self.cost) if movable else None)
             # Clear the way to the anchor while the hands are free.
-            anchor = min(fixed, key=self.cost)
+            placeable = [o for o in fixed if not self.hemmed_in(o)]
+            if not placeable:
+                return self.reach(min(fixed, key=self.cost), "pick up")
+            anchor = min(placeable, key=self.cost)
             route = self.relaxed_path(self.world.position(anchor)) or []
             obstacle = self.obstacle_on(route)
             if obstacle is not None and obstacle.type == "door":

@@ -234,3 +234,25 @@ def test_a_completed_mission_is_terminated_not_truncated(env):
             break
     assert (terminated, truncated) == (True, False)
     assert info["metrics"]["success"] is True and "You completed the mission." in obs
+
+
+@pytest.mark.parametrize("task_id", [
+    # "put the yellow ball next to a key": the nearer key blocks the doorway the agent
+    # stands in, so the ball goes next to the other key.
+    "babyai/MiniBossLevel/500002",
+    # "put the green box next to the red ball": the only red ball blocks the only open
+    # doorway of its room, so the oracle puts the box down and moves the ball first.
+    "babyai/BossLevel/500004",
+])
+def test_oracle_puts_next_to_an_anchor_that_blocks_a_doorway(task_id):
+    env = BabyAIEnv(split="dev")
+    try:
+        env.reset(options={"task_id": task_id, "max_turns": 40})
+        oracle = BabyAIOracle(env)
+        while True:
+            *_, terminated, truncated, info = env.step(oracle.act([]))
+            if terminated or truncated:
+                break
+        assert info["metrics"]["success"] is True, info["metrics"]
+    finally:
+        env.close()
