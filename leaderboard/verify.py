@@ -21,7 +21,13 @@ there is no end to check; its score cannot be above 0). Only the environment's f
 
 The outcome is ``rejected`` when the results contradict themselves or are not for a task set
 the server knows (they are not listed), ``unverified`` with every reason when the figures
-can be computed but a check failed (listed, with the server's figures), else ``verified``.
+can be computed but a check failed (listed, with the server's figures), ``self-reported``
+when every check passed but the suite has no replay on this server (listed, never with the
+verified badge: its episodes' figures are the submitter's word), else ``verified``.
+
+:attr:`Verification.checks` says, for the board and the API, which checks the entry passed:
+each ``{"name", "label", "passed", "detail"}`` (``passed`` None for a check that does not
+apply), in the order above.
 """
 
 from __future__ import annotations
@@ -33,15 +39,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from colbench._version import __version__
-from colbench.leaderboard._db import REJECTED, UNVERIFIED, VERIFIED
+from colbench.leaderboard._db import REJECTED, SELF_REPORTED, UNVERIFIED, VERIFIED
 from colbench.leaderboard._settings import LeaderboardSettings
 from colbench.leaderboard._versions import parse_version
 from colbench.leaderboard.suites import SuiteCatalog
 from colbench.leaderboard.upload import ParsedRun
 from colbench.records import EpisodeRecord, MetricSummary
 from colbench.replay import ReplayResult, RunFacts
-from colbench.rundir import count_episodes
-from colbench.stats import aggregate
+from colbench.rundir import aggregate_episodes, count_episodes
 
 #: Examples listed per kind of problem before "and N more".
 EXAMPLES = 5
@@ -58,6 +63,27 @@ class Verification:
     metrics: dict[str, MetricSummary] = field(default_factory=dict)
     claimed: dict[str, Any] = field(default_factory=dict)
     breakdown: dict[str, Any] = field(default_factory=dict)
+    checks: list[dict[str, Any]] = field(default_factory=list)
+
+
+#: The checks a listed entry is put through, by name: what the board calls each.
+CHECK_LABELS = {
+    "task_set": "task-set hash",
+    "records": "every episode present",
+    "versions": "versions",
+    "split": "whole split",
+    "turn_budget": "turn budget",
+    "aggregates": "aggregates recomputed",
+    "replay": "episodes replayed",
+}
+
+
+def _check(name: str, problems: list[str], detail: str,
+           passed: bool | None = None) -> dict[str, Any]:
+    """One entry of :attr:`Verification.checks`: passed unless it found ``problems``."""
+    return {"name": name, "label": CHECK_LABELS[name],
+            "passed": (not problems) if passed is None else passed,
+            "detail": problems[0] if problems else detail}
 
 
 def _some(items: Iterable[Any]) -> str:
@@ -95,6 +121,11 @@ def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSetti
         return Verification(REJECTED, rejections)
 
     problems: list[str] = []
+    checks = [_check("task_set", [], f"the server's {summary.env} {split} split"
+                     + (f" ({len(task_set)} tasks)" if len(task_set) == len(
+                         catalog.task_set(suite, split)) else
+                         f", its first {len(task_set)} tasks"))]
+    mark = len(problems)
     records = {r.key: r for r in run.records}
     expected = [(t, k) for k in range(summary.trials) for t in task_set.ids()]
     missing = [key for key in expected if key not in records]
@@ -107,12 +138,23 @@ def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSetti
                         f"{_some(_episode_key(r.key) for r in errored)}; a verified run "
                         + ("has none" if settings.max_error_fraction == 0 else
                            f"has at most {settings.max_error_fraction:.0%}"))
+    checks.append(_check("records", problems[mark:], f"{len(expected)} of {len(expected)} "
+                         "episodes, one per (task, trial)"))
+    mark = len(problems)
     problems += _version_problems(summary.colbench_version, run.records, suite.env_version,
                                   settings.min_colbench_version)
+    checks.append(_check("versions", problems[mark:], f"colbench {summary.colbench_version}"
+                         + (f", env version {suite.env_version}" if suite.env_version else "")))
+    mark = len(problems)
     full_size = len(catalog.task_set(suite, split))
     if len(task_set) < full_size and settings.full_split_only:
         problems.append(f"the run covers the first {len(task_set)} of the {full_size} tasks "
                         f"of {summary.env} {split}; this server verifies whole splits only")
+    checks.append(_check("split", problems[mark:], f"all {full_size} tasks"
+                         if len(task_set) == full_size else
+                         f"the first {len(task_set)} of {full_size} tasks (this server "
+                         "accepts that)"))
+    mark = len(problems)
     if suite.max_turns:
         long = [r for r in run.records if len(r.turns) > suite.max_turns]
         if long:
@@ -120,9 +162,13 @@ def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSetti
                             f"{suite.max_turns} turns (runs are compared at the default "
                             f"budget): {_some(_episode_key(r.key) for r in long)}")
 
+    checks.append(_check("turn_budget", problems[mark:], f"at most {suite.max_turns} turns"
+                         if suite.max_turns else "the env states no budget"))
+    mark = len(problems)
+
     # The summary, recomputed from the records exactly as the runner does.
     ok = [r for r in run.records if r.status == "ok"]
-    from_records = aggregate(r.metrics for r in ok)
+    from_records = aggregate_episodes(ok)
     problems += _summary_problems(run, from_records, len(ok))
 
     final_metrics: dict[tuple[str, int], dict[str, Any]] = {r.key: r.metrics for r in ok}
@@ -134,6 +180,9 @@ def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSetti
     if credited:
         problems.append(f"{len(credited)} episode(s) ended in a model error but claim success "
                         f"or a score above 0: {_some(_episode_key(r.key) for r in credited)}")
+    checks.append(_check("aggregates", problems[mark:], "summary.json's figures and counts "
+                         "equal the records'"))
+    mark = len(problems)
     rescored = suite.replay is not None
     if suite.replay is not None:
         replay = suite.replay
@@ -152,32 +201,49 @@ def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSetti
         for record in ok:
             if budget and len(record.turns) > budget:
                 final_metrics[record.key] = dict(record.metrics, score=0.0, success=False)
-        with ThreadPoolExecutor(max_workers=max(1, workers),
-                                thread_name_prefix="colbench-verify") as pool:
-            checks = list(pool.map(check, within))
+        try:
+            with ThreadPoolExecutor(max_workers=max(1, workers),
+                                    thread_name_prefix="colbench-verify") as pool:
+                results = list(pool.map(check, within))
+        finally:
+            # Envs kept for reuse (a JVM, a browser) live for one submission's checks.
+            release = getattr(replay, "release", None)
+            if callable(release):
+                release()
         episode_problems: list[str] = []
-        for record, result in zip(within, checks, strict=True):
+        for record, result in zip(within, results, strict=True):
             merged = dict(record.metrics)
             merged.update(result.metrics)
             final_metrics[record.key] = merged
             episode_problems += result.problems
+        bad = sum(1 for result in results if result.problems)
+        checks.append(_check("replay", problems[mark:] if bad == 0 else [],
+                             f"{len(within) - bad}/{len(within)} episodes replayed by the "
+                             "server agree with their records", passed=not problems[mark:]
+                             and bad == 0))
         if episode_problems:
-            bad = sum(1 for result in checks if result.problems)
             problems.append(f"the server's replay disagrees with {bad} episode(s):")
             problems += [f"  {p}" for p in episode_problems[:EPISODE_LINES]]
             if len(episode_problems) > EPISODE_LINES:
                 problems.append(f"  and {len(episode_problems) - EPISODE_LINES} more "
                                 "disagreement(s)")
 
-    metrics = aggregate(final_metrics[r.key] for r in ok)
+    metrics = aggregate_episodes(ok, lambda r: final_metrics[r.key])
     breakdown = _breakdown(task_set.ids(), run.records, final_metrics, rescored)
     breakdown["counts"] = {"episodes": len(run.records), "ok": len(ok),
                            "error": len(run.records) - len(ok),
                            "model_errors": len(model_failed),
                            "env_errors": len(run.records) - len(ok), "expected": len(expected)}
     claimed = {key: value.model_dump(mode="json") for key, value in summary.metrics.items()}
-    status = UNVERIFIED if problems else VERIFIED
-    return Verification(status, problems, metrics=metrics, claimed=claimed, breakdown=breakdown)
+    if suite.replay is None:
+        checks.append(_check("replay", [], f"not replayed: this server has no replay for "
+                             f"{summary.env}, so the episodes' figures are the submitter's "
+                             "(self-reported)", passed=False))
+        status = UNVERIFIED if problems else SELF_REPORTED
+    else:
+        status = UNVERIFIED if problems else VERIFIED
+    return Verification(status, problems, metrics=metrics, claimed=claimed, breakdown=breakdown,
+                        checks=checks)
 
 
 def _record_contradictions(run: ParsedRun, task_ids: set[str]) -> list[str]:
@@ -247,6 +313,9 @@ def _summary_problems(run: ParsedRun, recomputed: dict[str, MetricSummary],
                    f"{counts.error} errors); the records hold {total} ({ok} ok, {total - ok} "
                    "errors)")
     mine = count_episodes(run.records)
+    # How intervals are computed may change between colbench versions (the board shows the
+    # server's own); a summary written by another version must agree on means and counts.
+    same_version = parse_version(summary.colbench_version) == parse_version(__version__)
     if (counts.model_errors, counts.env_errors) != (mine.model_errors, mine.env_errors):
         out.append(f"summary.json counts {counts.model_errors} model error(s) and "
                    f"{counts.env_errors} environment error(s); the records hold "
@@ -257,8 +326,8 @@ def _summary_problems(run: ParsedRun, recomputed: dict[str, MetricSummary],
             out.append(f"summary.json reports {key} {claimed.mean:.4g}, which no record has")
             continue
         if not (_close(claimed.mean, mine.mean) and claimed.n == mine.n
-                and _close(claimed.ci95[0], mine.ci95[0])
-                and _close(claimed.ci95[1], mine.ci95[1])):
+                and (not same_version or (_close(claimed.ci95[0], mine.ci95[0])
+                                          and _close(claimed.ci95[1], mine.ci95[1])))):
             out.append(f"summary.json reports {key} {claimed.mean:.4g} "
                        f"[{claimed.ci95[0]:.4g}, {claimed.ci95[1]:.4g}] over {claimed.n}; the "
                        f"records give {mine.mean:.4g} [{mine.ci95[0]:.4g}, "

@@ -24,6 +24,7 @@ from colbench.rundir._rundir import (
 )
 from colbench.rundir._summary import (
     SUMMARY_FILE,
+    aggregate_episodes,
     count_episodes,
     summarise_from_identity,
     summarise_records,
@@ -31,5 +32,5 @@ from colbench.rundir._summary import (
 
 __all__ = ["COLLECT_FILE", "EPISODES_FILE", "EPISODES_GZ_FILE", "LOCK_FILE", "RUN_FILE",
            "SUMMARY_FILE", "TASKS_FILE", "EpisodeWriter", "RunDir", "RunDirBusy",
-           "count_episodes", "latest_per_key", "read_episodes", "read_latest_episodes",
+           "aggregate_episodes", "count_episodes", "latest_per_key", "read_episodes", "read_latest_episodes",
            "summarise_from_identity", "summarise_records", "write_json_atomic"]

@@ -8,12 +8,12 @@ numbers cannot drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
 from colbench._version import __version__
-from colbench.records import Counts, EpisodeRecord, Summary, TaskSetRef
+from colbench.records import Counts, EpisodeRecord, MetricSummary, Summary, TaskSetRef
 from colbench.stats import aggregate
 
 SUMMARY_FILE = "summary.json"
@@ -31,10 +31,22 @@ def summarise_records(records: Sequence[EpisodeRecord], *, env: str, model: str,
         env=env, env_version=env_facts.get("env_version"), model=model, split=split,
         task_set=task_set, trials=trials,
         counts=count_episodes(records),
-        metrics=aggregate(r.metrics for r in ok), colbench_version=__version__,
+        metrics=aggregate_episodes(ok), colbench_version=__version__,
         simulator=env_facts.get("simulator"), scorer=env_facts.get("scorer"),
         scorer_weights_hash=env_facts.get("scorer_weights_hash"), seed=seed,
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), seconds=seconds)
+
+
+def aggregate_episodes(records: Sequence[EpisodeRecord],
+                       metrics_of: Callable[[EpisodeRecord], Mapping[str, Any]] | None = None
+                       ) -> dict[str, MetricSummary]:
+    """The metrics of scored episodes, as summary.json holds them: each episode's metrics
+    (``metrics_of(record)``, by default its own), clustered by task so that the K trials of
+    one task are not counted as K independent samples (with one trial each this equals the
+    unclustered interval), with pass@k and pass^k when tasks ran more than once. The runner
+    and the leaderboard's verifier both aggregate through here, so they agree exactly."""
+    metrics_of = metrics_of or (lambda record: record.metrics)
+    return aggregate((metrics_of(r) for r in records), clusters=[r.task_id for r in records])
 
 
 def count_episodes(records: Sequence[EpisodeRecord]) -> Counts:
