@@ -45,8 +45,8 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and editors
         load_model,
     )
     from colbench.records import EpisodeRecord, Summary, TurnRecord
-    from colbench.rundir import RunDir
-    from colbench.runner import EvalConfig, RunHooks, Runner, evaluate
+    from colbench.rundir import RunDir, RunDirBusy
+    from colbench.runner import EvalConfig, RunHooks, Runner, RunStopped, evaluate
     from colbench.simulators import Simulator
 
 register_entry_point_envs()
@@ -58,6 +58,7 @@ _LAZY: dict[str, str] = {
     "EvalConfig": "colbench.runner",
     "Runner": "colbench.runner",
     "RunHooks": "colbench.runner",
+    "RunStopped": "colbench.runner",
     # models
     "load_model": "colbench.models",
     "ChatModel": "colbench.models",
@@ -70,6 +71,7 @@ _LAZY: dict[str, str] = {
     "TurnRecord": "colbench.records",
     "Summary": "colbench.records",
     "RunDir": "colbench.rundir",
+    "RunDirBusy": "colbench.rundir",
     # simulated humans
     "Simulator": "colbench.simulators",
 }
@@ -91,7 +93,8 @@ def __dir__() -> list[str]:
 __all__ = [
     "BaseChatModel", "ChatModel", "ColbenchError", "Completion", "ConfigError",
     "EnvironmentFailure", "EpisodeContext", "EpisodeRecord", "EvalConfig", "MissingExtraError",
-    "ModelFailure", "Outcome", "RunDir", "RunHooks", "Runner", "SamplingParams",
+    "ModelFailure", "Outcome", "RunDir", "RunDirBusy", "RunHooks", "RunStopped", "Runner",
+    "SamplingParams",
     "ScriptedAgent", "Simulator", "Summary", "Task", "TaskSet", "TextEnv", "TurnRecord",
     "__version__", "env_ids", "evaluate", "load_model", "make", "register_env", "registry",
 ]

@@ -132,9 +132,10 @@ class TrajectoryData:
     @classmethod
     def from_records(cls, records: Iterable[EpisodeRecord], tasks: Iterable[Task] = (), *,
                      env: str | None = None) -> TrajectoryData:
-        """Data built in memory (tests, notebooks): ``ok`` episodes with turns are kept."""
+        """Data built in memory (tests, notebooks): ``ok`` episodes with turns are kept, except
+        those the model's own failure cut short (their last turn is not something it said)."""
         records = list(records)
-        kept = [r for r in records if r.status == "ok" and r.turns]
+        kept = [r for r in records if r.status == "ok" and r.turns and r.failure_kind is None]
         env_id = env or (kept[0].env if kept else "")
         if env is not None:
             _check_env(kept, env, "the records")
@@ -199,7 +200,7 @@ def load_trajectories(paths: str | Path | Sequence[str | Path], *,
             raise ConfigError(f"{directory} has no {EPISODES_FILE}: collect data with "
                               "'colbench collect ENV --model SPEC --k K --out DIR'")
         records = list(latest_per_key(read_episodes(episodes_path)).values())
-        kept = [r for r in records if r.status == "ok" and r.turns]
+        kept = [r for r in records if r.status == "ok" and r.turns and r.failure_kind is None]
         skipped += len(records) - len(kept)
         if not kept:
             raise ConfigError(f"{episodes_path} holds no finished episodes (empty data: "

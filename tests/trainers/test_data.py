@@ -171,3 +171,17 @@ def test_episodes_that_errored_are_left_out(tmp_path):
                                            bad.model_dump_json() + "\n")
     data = load_trajectories(folder)
     assert len(data.episodes) == 1 and data.skipped == 1
+
+
+def test_episodes_the_models_own_failure_cut_short_are_left_out(tmp_path):
+    # A model failure is scored 0 for the run, but its transcript ends where the model's
+    # adapter raised: its last turn is nothing the model said, so it trains nothing.
+    good = _episode("t0", 0, ["a"], 1.0)
+    cut = _episode("t0", 1, ["b"], 0.0).model_copy(update={"failure": "model",
+                                                           "error": "server gave up"})
+    folder = Path(tmp_path)
+    (folder / "episodes.jsonl").write_text(good.model_dump_json() + "\n" +
+                                           cut.model_dump_json() + "\n")
+    data = load_trajectories(folder)
+    assert [e.trial for e in data.episodes] == [0] and data.skipped == 1
+    assert [r.trial for r in TrajectoryData.from_records([good, cut]).episodes] == [0]
