@@ -46,6 +46,7 @@ def worker_config(limits: SandboxLimits, hidden_paths: Sequence[str | os.PathLik
             "max_processes": int(limits.max_processes),
             "output_bytes": int(limits.output_bytes), "file_bytes": int(limits.file_bytes),
             "open_files": int(limits.open_files), "result_bytes": int(limits.result_bytes),
+            "value_digits": limits.value_digits, "value_items": limits.value_items,
         },
         "tmp_bytes": int(limits.file_bytes),
         "hidden_paths": hide,

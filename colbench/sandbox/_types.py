@@ -22,6 +22,10 @@ REFERENCE_BLOCKLIST: list[str] = [
 ]
 
 
+#: The most digits :attr:`SandboxLimits.value_digits` may allow.
+MAX_VALUE_DIGITS = 1_000_000
+
+
 @dataclass(frozen=True)
 class SandboxLimits:
     """Limits applied to every call (and to the module's import) of a sandboxed job.
@@ -45,6 +49,15 @@ class SandboxLimits:
     open_files: int = 64
     #: Largest encoded return value of one call.
     result_bytes: int = 1 << 20
+    #: Decimal digits of a returned int, of a returned ``Fraction``'s numerator and denominator
+    #: and of a ``Decimal``'s coefficient, and the largest ``Decimal`` exponent. Past it the
+    #: value is refused: comparing it could cost the evaluator minutes (a ``Fraction``'s gcd
+    #: and an int's conversion to ``Decimal`` are quadratic).
+    value_digits: int = 10_000
+    #: Elements of one returned value in all (members of lists, tuples and sets, dict entries).
+    #: Together with the fixed limits on nesting (100 levels) and on set members or dict keys
+    #: sharing a hash (1,000 pairs), decoding and comparing one value takes bounded time.
+    value_items: int = 100_000
 
     def __post_init__(self) -> None:
         for spec in fields(self):
@@ -52,6 +65,14 @@ class SandboxLimits:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise ConfigError(f"SandboxLimits.{spec.name} must be a positive number, "
                                   f"got {value!r}")
+        for name in ("value_digits", "value_items"):
+            if not isinstance(getattr(self, name), int):
+                raise ConfigError(f"SandboxLimits.{name} must be an int, got "
+                                  f"{getattr(self, name)!r}")
+        if self.value_digits > MAX_VALUE_DIGITS:
+            raise ConfigError(f"SandboxLimits.value_digits must be at most {MAX_VALUE_DIGITS:,} "
+                              "(past it, comparing one number takes the evaluator seconds), "
+                              f"got {self.value_digits:,}")
         if self.open_files < 16:
             raise ConfigError(f"SandboxLimits.open_files must be at least 16 (the interpreter "
                               f"needs a few), got {self.open_files}")
@@ -113,9 +134,17 @@ def values_equal(a: Any, b: Any) -> bool:
       (as with ``==``);
     * dicts need the same keys (exactly) and values equal by this rule;
     * sets and frozensets compare as Python sets (exactly; a set may equal a frozenset);
-    * anything else (dates, ...) compares with ``==``.
+    * anything else (dates, ...) compares with ``==``;
+    * a comparison that raises (a signalling ``Decimal`` NaN) is unequal, as the test fails
+      in the reference harness: the scorer never raises on a value.
+
+    Values decoded from the sandbox keep its bounds on digits, elements and equal hashes, so
+    comparing two of them takes bounded time.
     """
-    return _equal(a, b, 0)
+    try:
+        return _equal(a, b, 0)
+    except ArithmeticError:  # decimal.InvalidOperation: a comparison with a signalling NaN
+        return False
 
 
 _EXACT_NUMBERS = (int, Fraction, Decimal)  # bool is an int
@@ -158,7 +187,8 @@ def _close(a: Any, b: Any) -> bool:
     if cmath.isnan(x) or cmath.isnan(y):
         return _nan_parts_match(x, y)
     if cmath.isinf(x) or cmath.isinf(y):
-        return x == y
+        # Exactly: a Decimal past a float's range converts to inf but is finite.
+        return bool(a == b)
     return math.isclose(x.real, y.real, rel_tol=1e-9, abs_tol=1e-12) and \
         math.isclose(x.imag, y.imag, rel_tol=1e-9, abs_tol=1e-12)
 

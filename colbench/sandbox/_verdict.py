@@ -24,18 +24,29 @@ def _text(body: bytes, limit: int = 2000) -> str:
     return body[:limit].decode("utf-8", "replace")
 
 
-_JSON = json.JSONDecoder()
+# Plain ints are read under a length cap: whatever the process's int/str digit limit is, a
+# long digit string is refused before its (quadratic) conversion.
+_JSON = json.JSONDecoder(parse_int=_wire.parse_plain_int)
 
 
-def _decode_call(body: bytes) -> CallResult:
-    """A child's call payload: untrusted JSON. Any malformation fails only that call."""
+def value_bounds(limits: SandboxLimits) -> _wire.ValueBounds:
+    """The bounds the evaluator holds every returned value to (the child is untrusted: it
+    may not have checked them)."""
+    return _wire.value_bounds(limits.value_digits, limits.value_items, limits.result_bytes)
+
+
+def _decode_call(body: bytes, bounds: _wire.ValueBounds | None = None) -> CallResult:
+    """A child's call payload: untrusted JSON. Any malformation fails only that call, and so
+    does a value past ``bounds``, in time linear in the payload."""
     try:
         data = _JSON.decode(body.decode("utf-8"))
         if isinstance(data, dict) and set(data) == {"v"}:
-            return CallResult(True, _wire.decode(data["v"]))
+            return CallResult(True, _wire.decode(data["v"], bounds))
         if isinstance(data, dict) and set(data) == {"e"} and isinstance(data["e"], str):
             return CallResult(False, None, data["e"][:2000])
         raise ValueError("not a result object")
+    except _wire.TooLarge as exc:
+        return CallResult(False, None, _wire.too_large_error(exc))
     except (ValueError, RecursionError, MemoryError) as exc:
         return CallResult(False, None, f"malformed result: {str(exc)[:200]}")
 
@@ -46,6 +57,9 @@ def _describe_call_error(error: str, limits: SandboxLimits) -> str:
                f"{limits.memory_bytes / (1 << 30):g} GiB)"
     if error.startswith("RecursionError"):
         return f"recursed too deeply ({error})"
+    if error.startswith(_wire.TooLarge.prefix + ": "):
+        return "returned a value too large to compare: " + \
+            error[len(_wire.TooLarge.prefix) + 2:]
     if error.startswith(("unencodable", "result too large", "invalid call expression",
                          "malformed result")):
         return f"returned no usable value: {error}"
@@ -57,6 +71,7 @@ def assemble_verdict(frames: list[tuple[int, int, Any]], calls: list[str],
     """The verdict from a job's events (see ``_job.JobRun``): bytes from the child for
     results, errors and output; dicts made by the evaluator for failures and the job's end."""
     n = len(calls)
+    bounds = value_bounds(limits)
     results: list[CallResult | None] = [None] * n
     reasons: dict[int, str] = {}
     status = "ok"
@@ -73,7 +88,7 @@ def assemble_verdict(frames: list[tuple[int, int, Any]], calls: list[str],
         if kind in (_wire.F_CALL_RESULT, _wire.F_CALL_FAIL) and not 0 <= index < n:
             continue
         if kind == _wire.F_CALL_RESULT:
-            results[index] = _decode_call(body)
+            results[index] = _decode_call(body, bounds)
             if not results[index].ok:
                 reasons[index] = _describe_call_error(results[index].error or "", limits)
         elif kind == _wire.F_CALL_FAIL:

@@ -140,8 +140,16 @@ def warm(items, mode="mid", *, limit=None):
 
 
 WARM_UP_CALLS = ["warm([('a', 1.5), ('b', 2)])", "warm([], 'low', limit=1)", "_helper(2)",
-                 "(1, 'a', None, True, {2: [3.5]}, {4}, frozenset(), b'x', 2**70)",
+                 "(1, 'a', None, True, {2: [3.5]}, {4, 5}, frozenset(), b'x', 2**70)",
                  "warm(None)"]
+
+
+def value_bounds_of(limits: dict[str, Any]) -> _wire.ValueBounds:
+    """The bounds every returned value keeps (see ``_wire``): cached, so that the worker
+    builds them once and its children find them built."""
+    return _wire.value_bounds(int(limits.get("value_digits", _wire.DEFAULT_DIGITS)),
+                              int(limits.get("value_items", _wire.DEFAULT_ITEMS)),
+                              int(limits["result_bytes"]))
 
 
 def warm_up(limits: dict[str, Any]) -> None:
@@ -183,6 +191,7 @@ class ChildRun:
                  result_fd: int = FD_RESULT, bell_fd: int = FD_DOORBELL,
                  arm: bool = True) -> None:
         self.limits = limits
+        self.bounds = value_bounds_of(limits)
         self.job_fd = job_fd  # closed once the job is read
         self.result_fd = result_fd
         self.bell_fd = bell_fd
@@ -274,8 +283,12 @@ class ChildRun:
         except BaseException as exc:
             return self.error_payload(self.error_str(exc))
         try:
-            data = json.dumps({"v": _wire.encode(value)}, allow_nan=False,
+            # The bounds are checked as the value is encoded: a value too costly for the
+            # evaluator to decode is refused here, with the reason, and never sent.
+            data = json.dumps({"v": _wire.encode(value, self.bounds)}, allow_nan=False,
                               separators=(",", ":")).encode()
+        except _wire.TooLarge as exc:
+            return self.error_payload(_wire.too_large_error(exc))
         except _wire.Unencodable as exc:
             return self.error_payload(f"unencodable: {exc}")
         except BaseException as exc:
@@ -354,6 +367,7 @@ class Worker:
     def __init__(self, config: dict[str, Any], sock: socket.socket) -> None:
         self.config = config
         self.limits = config["limits"]
+        value_bounds_of(self.limits)  # built once here, before any child is forked
         self.sock = sock
         self.pid = os.getpid()
         self.report = _jail.isolate(config)
