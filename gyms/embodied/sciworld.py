@@ -9,31 +9,71 @@ every later one (a reset loads the task variation into the running simulator), a
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from colbench import actions
 from colbench.env import Message, Outcome, ScriptedAgent, TextEnv
 from colbench.errors import ColbenchError, ConfigError, EnvironmentFailure, MissingExtraError
-from colbench.gyms.embodied.sciworld_tasks import load_sciworld_tasks
+from colbench.gyms.embodied.sciworld_tasks import (
+    DEFAULT_TURN_BUDGET,
+    load_sciworld_tasks,
+    turn_budget,
+)
 from colbench.tasks import Task, TaskSet
 
 JAVA_HELP = ("ScienceWorld runs on Java 17 or newer, and no 'java' was found on PATH or in "
              "JAVA_HOME. Install a Java runtime, e.g. on Debian or Ubuntu: "
              "'apt-get update && apt-get install -y openjdk-17-jre-headless'.")
 
+#: The commands the simulator understands, as its own action templates name them
+#: (``ScienceWorldEnv.get_possible_actions()``; a test checks the list against the installed
+#: simulator), with what each does in our words. Two more forms it accepts sit at the end:
+#: ``examine`` and ``drop``, which its gold paths use. ``reset task`` is left out: it would
+#: restart the episode's task inside a turn budget that keeps counting.
+ACTIONS: tuple[tuple[str, str], ...] = (
+    ("look around", "describe the room you are in"),
+    ("look at OBJ", "describe an object closely"),
+    ("look in OBJ", "list what a container holds"),
+    ("read OBJ", "read a book, note or recipe"),
+    ("inventory", "list what you carry"),
+    ("task", "repeat the task"),
+    ("go to LOCATION", "walk to a room next to this one (its door must be open)"),
+    ("open OBJ", "open a door or container"),
+    ("close OBJ", "close a door or container"),
+    ("activate OBJ", "switch a device on (a stove, a sink, a stopwatch)"),
+    ("deactivate OBJ", "switch a device off"),
+    ("connect OBJ to OBJ", "join two electrical terminals (to build or test a circuit)"),
+    ("disconnect OBJ", "undo an object's electrical connections"),
+    ("use OBJ on OBJ", "use a tool on something (a thermometer on a substance, a shovel on "
+                       "the ground)"),
+    ("pick up OBJ", "take an object into your inventory"),
+    ("put down OBJ", "drop an object you carry"),
+    ("move OBJ to OBJ", "put an object in or on a container or place"),
+    ("pour OBJ in OBJ", "pour a liquid or a container's contents into a container"),
+    ("dunk OBJ in OBJ", "dip a container into a liquid"),
+    ("mix OBJ", "mix what a container holds (chemistry)"),
+    ("eat OBJ", "eat food"),
+    ("flush OBJ", "flush a toilet"),
+    ("focus on OBJ", "say which object the task is about; only on an object the task names: "
+                     "focusing on a wrong one fails the task"),
+    ("wait", "let 10 time steps pass"),
+    ("wait1", "let 1 time step pass"),
+    ("examine OBJ", "describe an object closely (as look at)"),
+    ("drop OBJ", "drop an object you carry (as put down)"),
+)
+
 SYSTEM_PROMPT = """You are an agent in ScienceWorld, a text simulation of a house and its \
 surroundings where you carry out elementary science experiments. Read the task, explore, and act. \
 Reply with one action per message; you may think first, then end your message with a line \
-"Action: <action>". Useful actions: look around, look at OBJ, inventory, go to LOCATION, \
-open/close OBJ, pick up OBJ, put down OBJ, move OBJ to OBJ, pour OBJ into OBJ, activate/deactivate \
-OBJ, use OBJ on OBJ, mix OBJ, read OBJ, focus on OBJ (only on the object the task names: \
-focusing on a wrong one fails the task), wait, wait1, task (repeat the task). You have \
-{max_turns} actions."""
+"Action: <action>" (or "Action:" and the action on the next line). OBJ and LOCATION are names \
+as the observations give them. Actions:
+{actions}
+When the simulator asks which of several objects you meant, answer with the number of the one \
+you mean. You have {max_turns} actions."""
 
-_ACTION_LINE = re.compile(r"^\s*action\s*:\s*(?P<action>.*)$", re.IGNORECASE)
 #: Longest action passed to the simulator; longer text is certainly not an action.
 MAX_ACTION = 300
 
@@ -91,13 +131,16 @@ def stop_simulator(simulator: Any, timeout: float = 10.0) -> None:
 
 
 def extract_action(message: str) -> str:
-    """What follows the last ``Action:`` in the message, else its last non-empty line."""
-    lines = [line for line in message.strip().splitlines() if line.strip()]
-    for line in reversed(lines):
-        match = _ACTION_LINE.match(line)
-        if match:
-            return " ".join(match.group("action").strip().strip("`'\"").split())
-    return " ".join(lines[-1].strip().strip("`'\"").split()) if lines else ""
+    """The command in an agent's message, by the shared grammar of :mod:`colbench.actions`
+    (``Action: X``, ``Action:`` then X on the next line, a fenced block, else the last
+    line); its case is kept, as the simulator receives it."""
+    return actions.extract_command(message)
+
+
+def system_prompt_text(max_turns: int) -> str:
+    """The system prompt for an episode of ``max_turns`` actions."""
+    listed = "\n".join(f"- {template}: {what}" for template, what in ACTIONS)
+    return SYSTEM_PROMPT.format(actions=listed, max_turns=max_turns)
 
 
 class SciWorldEnv(TextEnv):
@@ -119,8 +162,11 @@ class SciWorldEnv(TextEnv):
 
     ## Action
 
-    Text: a ScienceWorld command (``open door to kitchen``, ``focus on thermometer``, ...),
-    taken from the last ``Action:`` line of the message, else its last non-empty line.
+    Text: a ScienceWorld command (``open door to kitchen``, ``focus on thermometer``, ...; the
+    system prompt lists every command form, see :data:`ACTIONS`), found by the grammar every
+    text gym shares (``colbench.actions``): ``Action: X``; ``Action:`` with X on the next line
+    (AgentGym's ``Thought: ... Action:`` form); a fenced block; else the last line. The last
+    label or block wins.
 
     ## Reward
 
@@ -134,14 +180,17 @@ class SciWorldEnv(TextEnv):
     ## Termination
 
     ``terminated`` when the simulator says the task is complete: solved, or failed (a negative
-    score, e.g. after focusing on the wrong object). After ``max_turns`` actions (default 30)
-    the episode is ``truncated`` and scored as it stands.
+    score, e.g. after focusing on the wrong object). After the turn budget the episode is
+    ``truncated`` and scored as it stands. The default budget is the task type's
+    (``sciworld_tasks.TURN_BUDGETS``: enough for the gold-path oracle with a margin, at least
+    30); a ``max_turns`` argument gives every task that budget.
 
     ## Arguments
 
     ``split`` (``train``, ``dev`` or ``test``); ``tasks``: a ``TaskSet`` or a colbench task
     JSONL in place of the split; ``task_names``: only these ScienceWorld tasks;
-    ``max_turns`` (also per episode through ``reset(options={"max_turns": N})``);
+    ``max_turns``: one budget for every task in place of the per-type ones (also per episode
+    through ``reset(options={"max_turns": N})``);
     ``simplifications``: ScienceWorld's simplification string (``""`` by default; ``"easy"``
     for all of them); ``gold_path``: generate the gold action sequence at every reset (the
     oracle otherwise uses the sequence shipped for the first 40 test tasks, or asks for it
@@ -153,7 +202,9 @@ class SciWorldEnv(TextEnv):
 
     ## Versions
 
-    * v0: first version.
+    * v0: first version. Since issue 14, every answer form is read, the prompt lists every
+      command form, and budgets are per task type (they were 30 for every task, in which the
+      oracle could not solve half of the task types).
     """
 
     env_id: ClassVar[str] = "colbench/SciWorld"
@@ -172,6 +223,13 @@ class SciWorldEnv(TextEnv):
         else:
             names = tuple(sorted(task_names)) if task_names else None
             task_set = load_sciworld_tasks(split, names)
+        # Without a budget from the caller, each episode gets its task type's (see
+        # turn_budget); max_turns then says the largest, the most turns any episode may take.
+        self._budget_per_type = max_turns is None
+        if self._budget_per_type:
+            max_turns = max((turn_budget(str(t.privileged.get("task_name"))) for t in task_set),
+                            default=DEFAULT_TURN_BUDGET)
+        self._episode_budget_given = False
         super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
         find_java()  # fail at construction, with the install hint, rather than mid-run
         self.simplifications = simplifications
@@ -191,7 +249,7 @@ class SciWorldEnv(TextEnv):
         return self._simulator
 
     def system_prompt(self, task: Task) -> str:
-        return SYSTEM_PROMPT.format(max_turns=self._episode_max_turns)
+        return system_prompt_text(self._episode_max_turns)
 
     # -- episodes ---------------------------------------------------------------------------
     def _load(self, task: Task, gold: bool) -> str:
@@ -219,7 +277,14 @@ class SciWorldEnv(TextEnv):
         self._raw_score = 0
         return f"{description.strip()}\n\n{look.strip()}"
 
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        self._episode_budget_given = (options or {}).get("max_turns") is not None
+        return super().reset(seed=seed, options=options)
+
     def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:
+        if self._budget_per_type and not self._episode_budget_given:
+            self._episode_max_turns = turn_budget(str(task.privileged.get("task_name")))
         observation = self._load(task, self.gold_path)
         return observation, {"score": 0.0, "raw_score": 0, "moves": 0}
 
@@ -241,8 +306,8 @@ class SciWorldEnv(TextEnv):
         command = extract_action(action)
         if not command:
             return self._outcome("Your message held no action. Reply with a ScienceWorld "
-                                 "command, e.g. 'Action: look around'.", False, last_turn,
-                                 command)
+                                 f"command, e.g. 'look around'. {actions.ACTION_FORMS}", False,
+                                 last_turn, command)
         if len(command) > MAX_ACTION:
             return self._outcome(f"That action is {len(command)} characters long; a "
                                  f"ScienceWorld command is short (at most {MAX_ACTION}).",

@@ -31,6 +31,55 @@ GOLD_PATH = Path(__file__).with_name("sciworld_gold.json")
 GOLD_SAMPLE = 40
 
 
+#: Turn budget per ScienceWorld task type under colbench's default protocol. The oracle
+#: replays the simulator's gold path, one action per turn, and the gold paths of a task type
+#: differ in length between variations (melting gallium takes fewer waits than melting lead)
+#: and from run to run (waiting loops). Each budget is the longest oracle episode measured for
+#: the type (``benchmarks/bench_oracles.py --envs sciworld --max-turns 1000``, a sample of every
+#: type in every split) times 1.5, rounded up to ten, and never below
+#: :data:`MIN_TURN_BUDGET`. A task type missing here gets :data:`DEFAULT_TURN_BUDGET`.
+TURN_BUDGETS: dict[str, int] = {
+    "boil": 150,
+    "change-the-state-of-matter-of": 90,
+    "chemistry-mix": 100,
+    "chemistry-mix-paint-secondary-color": 30,
+    "chemistry-mix-paint-tertiary-color": 70,
+    "find-animal": 30,
+    "find-living-thing": 30,
+    "find-non-living-thing": 30,
+    "find-plant": 30,
+    "freeze": 100,
+    "grow-fruit": 130,
+    "grow-plant": 120,
+    "identify-life-stages-1": 70,
+    "identify-life-stages-2": 30,
+    "inclined-plane-determine-angle": 290,
+    "inclined-plane-friction-named-surfaces": 500,
+    "inclined-plane-friction-unnamed-surfaces": 290,
+    "lifespan-longest-lived": 30,
+    "lifespan-longest-lived-then-shortest-lived": 30,
+    "lifespan-shortest-lived": 30,
+    "measure-melting-point-known-substance": 50,
+    "measure-melting-point-unknown-substance": 150,
+    "melt": 210,
+    "mendelian-genetics-known-plant": 250,
+    "mendelian-genetics-unknown-plant": 250,
+    "power-component": 30,
+    "power-component-renewable-vs-nonrenewable-energy": 40,
+    "test-conductivity": 70,
+    "test-conductivity-of-unknown-substances": 50,
+    "use-thermometer": 40,
+}
+#: The fewest turns any task type gets: room to explore beyond the gold path.
+MIN_TURN_BUDGET = 30
+DEFAULT_TURN_BUDGET = 30
+
+
+def turn_budget(task_name: str) -> int:
+    """The default turn budget of a ScienceWorld task type (see :data:`TURN_BUDGETS`)."""
+    return TURN_BUDGETS.get(task_name, DEFAULT_TURN_BUDGET)
+
+
 def read_variation_table(path: Path = TABLE_PATH) -> dict[str, Any]:
     """``{"tasks": {name: {"topic", "title", "train", "dev", "test"}}}``."""
     return json.loads(path.read_text(encoding="utf-8"))

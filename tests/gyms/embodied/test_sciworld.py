@@ -12,11 +12,15 @@ pytest.importorskip("scienceworld", reason="SciWorld needs the [embodied] extra"
 import colbench  # noqa: E402,F401  (registers the env ids)
 from colbench.gyms.embodied import sciworld  # noqa: E402
 from colbench.gyms.embodied.sciworld_tasks import (  # noqa: E402
+    DEFAULT_TURN_BUDGET,
+    MIN_TURN_BUDGET,
     SPLITS,
+    TURN_BUDGETS,
     check_disjoint,
     load_sciworld_tasks,
     read_gold_table,
     read_variation_table,
+    turn_budget,
 )
 from colbench.tasks import TaskSet  # noqa: E402
 
@@ -65,6 +69,44 @@ def test_extract_action():
     assert sciworld.extract_action("\n\n") == ""
 
 
+@pytest.mark.parametrize("reply", [
+    "Action: open door to kitchen",
+    "Thought:\nThe kitchen is next door.\n\nAction:\nopen door to kitchen",
+    "The kitchen is next door.\n```\nopen door to kitchen\n```",
+])
+def test_every_answer_form_is_one_command(reply):
+    assert sciworld.extract_action(reply) == "open door to kitchen"
+
+
+def test_the_prompt_lists_the_commands_task_types_need():
+    prompt = sciworld.system_prompt_text(30)
+    for template in ("connect OBJ to OBJ", "disconnect OBJ", "examine OBJ", "eat OBJ",
+                     "flush OBJ", "dunk OBJ in OBJ", "use OBJ on OBJ", "focus on OBJ"):
+        assert f"- {template}:" in prompt
+    assert "number" in prompt  # the simulator's questions of which object was meant
+    assert "You have 30 actions." in prompt
+
+
+def test_every_command_of_the_shipped_gold_paths_has_a_form_in_the_prompt():
+    # The words before a template's first placeholder start every command of that form.
+    heads = sorted((t.split(" OBJ")[0].split(" LOCATION")[0] for t, _ in sciworld.ACTIONS),
+                   key=len, reverse=True)
+    unlisted = {action for actions in read_gold_table().values() for action in actions
+                if not action.isdigit()
+                and not any(action == h or action.startswith(h + " ") for h in heads)}
+    assert not unlisted
+
+
+def test_every_task_type_has_a_budget_that_its_shipped_gold_path_fits():
+    names = set(read_variation_table()["tasks"])
+    assert set(TURN_BUDGETS) == names
+    assert all(budget >= MIN_TURN_BUDGET for budget in TURN_BUDGETS.values())
+    for task_id, gold in read_gold_table().items():
+        name = task_id.split("/")[1]
+        assert len(gold) <= turn_budget(name), task_id
+    assert turn_budget("no-such-task") == DEFAULT_TURN_BUDGET
+
+
 def _java_children() -> list[int]:
     """Java processes whose parent is this test process."""
     found = []
@@ -105,6 +147,32 @@ def test_errors_rewards_and_no_jvm_left_after_50_resets_and_close():
         env.close()
     assert jvm.poll() is not None
     assert _java_children() == []
+
+
+@needs_java
+def test_the_prompt_covers_every_action_template_of_the_simulator_and_budgets_apply():
+    env = sciworld.SciWorldEnv(split="test")
+    try:
+        _, info = env.reset(options={"task_id": FAST_TASK})
+        # The per-type budget is the episode's, and the prompt says it.
+        assert info["max_turns"] == turn_budget("find-plant")
+        assert f"You have {turn_budget('find-plant')} actions." in info["system_prompt"]
+        assert env.max_turns == max(TURN_BUDGETS.values())
+        # The simulator's own templates ("go OBJ" is written "go to LOCATION").
+        templates = set(env.simulator.get_possible_actions()) - {"reset task"}
+        listed = {t.replace("LOCATION", "OBJ").replace("go to OBJ", "go OBJ")
+                  for t, _ in sciworld.ACTIONS}
+        assert templates <= listed, templates - listed
+        _, info = env.reset(options={"task_id": FAST_TASK, "max_turns": 4})
+        assert info["max_turns"] == 4
+    finally:
+        env.close()
+    fixed = sciworld.SciWorldEnv(split="test", max_turns=7)
+    try:
+        _, info = fixed.reset(options={"task_id": "sciworld/power-component/19"})
+        assert info["max_turns"] == 7 and fixed.max_turns == 7
+    finally:
+        fixed.close()
 
 
 @needs_java
