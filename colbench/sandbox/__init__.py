@@ -8,7 +8,10 @@
 
 The code never runs in the calling process: a pool of warm worker processes forks one
 limited, isolated child per job (see :class:`Sandbox`). Values come back through a tagged
-JSON encoding (never pickle); :func:`values_equal` is how the scorer compares them.
+JSON encoding (never pickle); :func:`values_equal` is how the scorer compares them. A value
+that would be costly to decode or compare (an int of a million digits, a set whose members
+share one hash) fails its call with the reason instead: the child checks the bounds before it
+sends, and the evaluator again as it decodes (see ``_wire`` and :class:`SandboxLimits`).
 """
 
 from colbench.sandbox._pool import Sandbox

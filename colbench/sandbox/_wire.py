@@ -281,12 +281,18 @@ def encode(value: Any, bounds: ValueBounds | None = None) -> Any:
     before the costly part is written out, and :class:`Unencodable` for a type the encoding
     does not carry.
     """
-    kind = type(value)  # the usual return values skip the walk's set-up
-    if (kind is float and math.isfinite(value)) or value is None or kind is bool or \
-            (kind is int and -_PLAIN_INT_LIMIT < value < _PLAIN_INT_LIMIT) or \
-            (kind is str and len(value) <= (bounds or DEFAULT_BOUNDS).text_bytes):
+    if _is_plain(value, bounds):
         return value
     return _encode(value, _Walk(bounds), 0)
+
+
+def _is_plain(value: Any, bounds: ValueBounds | None) -> bool:
+    """Whether ``value`` is a scalar that is its own encoding and within the bounds: the
+    usual return value, which then skips the walk's set-up (both ways)."""
+    kind = type(value)
+    return (kind is float and math.isfinite(value)) or value is None or kind is bool or \
+        (kind is int and -_PLAIN_INT_LIMIT < value < _PLAIN_INT_LIMIT) or \
+        (kind is str and len(value) <= (bounds or DEFAULT_BOUNDS).text_bytes)
 
 
 def _encode(value: Any, walk: _Walk, depth: int) -> Any:
@@ -379,10 +385,7 @@ def decode(data: Any, bounds: ValueBounds | None = None) -> Any:
     parts already checked against the bounds; sets and dicts are built only once their
     members' hashes are known not to collide beyond the value's budget.
     """
-    kind = type(data)  # the usual return values skip the walk's set-up
-    if kind is float or data is None or kind is bool or \
-            (kind is int and -_PLAIN_INT_LIMIT < data < _PLAIN_INT_LIMIT) or \
-            (kind is str and len(data) <= (bounds or DEFAULT_BOUNDS).text_bytes):
+    if _is_plain(data, bounds):
         return data
     return _decode(data, _Walk(bounds), 0)
 
