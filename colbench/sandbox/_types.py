@@ -70,10 +70,10 @@ class SandboxLimits:
             if not isinstance(getattr(self, name), int):
                 raise ConfigError(f"SandboxLimits.{name} must be an int, got "
                                   f"{getattr(self, name)!r}")
-        if self.value_digits > MAX_VALUE_DIGITS:
-            raise ConfigError(f"SandboxLimits.value_digits must be at most {MAX_VALUE_DIGITS:,} "
-                              "(past it, comparing one number takes the evaluator seconds), "
-                              f"got {self.value_digits:,}")
+        if not 16 <= self.value_digits <= MAX_VALUE_DIGITS:
+            raise ConfigError(f"SandboxLimits.value_digits must be between 16 (every int below "
+                              f"2**53 passes) and {MAX_VALUE_DIGITS:,} (past it, comparing one "
+                              f"number takes the evaluator seconds), got {self.value_digits:,}")
         if self.open_files < 16:
             raise ConfigError(f"SandboxLimits.open_files must be at least 16 (the interpreter "
                               f"needs a few), got {self.open_files}")

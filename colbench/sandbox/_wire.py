@@ -41,11 +41,11 @@ write any bytes it likes. Either side raises :class:`TooLarge` with the same rea
 from __future__ import annotations
 
 import base64
-import collections
 import datetime
 import decimal
 import fractions
 import functools
+import itertools
 import math
 import numbers
 import struct
@@ -244,7 +244,7 @@ class _Walk:
     def check_decimal(self, number: decimal.Decimal) -> None:
         if not number.is_finite():
             return
-        sign, digits, exponent = number.as_tuple()
+        _, digits, exponent = number.as_tuple()
         limit = self.bounds.digits
         if len(digits) > limit:
             raise TooLarge(f"a Decimal of {len(digits):,} digits (the limit is {limit:,})")
@@ -258,18 +258,18 @@ class _Walk:
 
     def check_hashes(self, members: Any, size: int, kind: str, noun: str) -> None:
         """Refuse a set (or dict) whose members share hashes beyond the value's budget of
-        equal-hash pairs. Counting is linear: a set of the hash values (plain ints below
-        2**61, which hash to themselves) has no collisions of its own to exploit."""
-        hashes = [hash(member) for member in members]
-        if len(set(hashes)) == len(hashes):
+        equal-hash pairs. The hash values are counted by sorting them, which hashes nothing,
+        so the count costs n log n comparisons of machine ints whatever the hashes are."""
+        hashes = sorted([hash(member) for member in members])
+        shared = [sum(1 for _ in run) for _, run in itertools.groupby(hashes)]
+        if len(shared) == len(hashes):
             return
-        shared = collections.Counter(hashes)
-        pairs = sum(count * (count - 1) // 2 for count in shared.values())
+        pairs = sum(count * (count - 1) // 2 for count in shared)
         self.pairs_left -= pairs
         if self.pairs_left < 0:
-            raise TooLarge(f"a {kind} of {size:,} {noun}, {max(shared.values()):,} of them "
-                           f"sharing one hash value ({pairs:,} pairs with equal hashes, each "
-                           f"costing a comparison; the limit is {self.bounds.hash_pairs:,})")
+            raise TooLarge(f"a {kind} of {size:,} {noun}, {max(shared):,} of them sharing one "
+                           f"hash value ({pairs:,} pairs with equal hashes, each costing a "
+                           f"comparison; the limit is {self.bounds.hash_pairs:,})")
 
 
 # ----------------------------------------------------------------------------- encoding

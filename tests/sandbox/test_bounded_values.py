@@ -179,7 +179,7 @@ def test_the_bounds_are_the_pools_limits() -> None:
 
 @pytest.mark.parametrize("field, bad", [("value_digits", 0), ("value_items", 1.5),
                                         ("value_digits", True), ("value_items", -3),
-                                        ("value_digits", 100_001)])
+                                        ("value_digits", 100_001), ("value_digits", 15)])
 def test_limits_refuse_bad_value_bounds(field: str, bad: object) -> None:
     with pytest.raises(ConfigError, match=f"SandboxLimits.{field} must be"):
         SandboxLimits(**{field: bad})
