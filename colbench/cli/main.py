@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from colbench._version import __version__
 from colbench.cli import contributed_commands
 from colbench.errors import ColbenchError
+from colbench.terminal import safe_text
 
 #: The core's subcommands and their modules in colbench.cli, in help order. They are imported
 #: whenever the parser is built, so each keeps its heavy imports inside run().
@@ -72,7 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(run(args) or 0)
     except ColbenchError as exc:
-        print(f"colbench {args.command}: error: {exc}", file=sys.stderr)
+        # Errors may quote what they refused: an answer, a record, a file's content.
+        print(f"colbench {args.command}: error: {safe_text(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"colbench {args.command}: interrupted", file=sys.stderr)

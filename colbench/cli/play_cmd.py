@@ -4,6 +4,10 @@ The person reads the system prompt and each observation and types the agent's me
 line holding only ``.`` ends a message, so messages may span lines, as code does). The env
 answers as it would answer a model, and the final metrics are printed at the end. Input that
 ends early (end of file, Ctrl-D) or Ctrl-C stops the episode without a score.
+
+What the env sends (a task's prompt, a simulated person's reply, a page's text) and what was
+typed or pasted is printed through :func:`colbench.terminal.safe_text`: escape sequences in it
+show as text and never drive the terminal. The env receives the message as typed.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import argparse
 import sys
 import textwrap
 from typing import Any
+
+from colbench.terminal import safe_text
 
 INDENT = "    "
 
@@ -50,13 +56,15 @@ def _how_it_ended(terminated: bool, info: dict[str, Any], turn: int,
 
 
 def _block(label: str, text: str) -> str:
+    """A labelled, indented block of untrusted ``text``, safe to print."""
     body = textwrap.indent(text.rstrip("\n"), INDENT, lambda _line: True) if text else INDENT
-    return f"[{label}]\n{body}"
+    return safe_text(f"[{label}]\n{body}")
 
 
 def _format_metrics(metrics: dict[str, Any]) -> str:
-    return "\n".join(f"{INDENT}{key}: {value:.4g}" if isinstance(value, float)
-                     else f"{INDENT}{key}: {value}" for key, value in metrics.items())
+    """The env's metrics, one per line, safe to print (a reason may quote the answer)."""
+    return safe_text("\n".join(f"{INDENT}{key}: {value:.4g}" if isinstance(value, float)
+                               else f"{INDENT}{key}: {value}" for key, value in metrics.items()))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,8 +86,9 @@ def run(args: argparse.Namespace) -> int:
         reset_options = {"task_id": args.task_id} if args.task_id else None
         observation, info = env.reset(seed=args.seed, options=reset_options)
         max_turns = info.get("max_turns")
-        print(f"{args.env_id}: task {info.get('task_id')}, at most {max_turns} message(s) "
-              "from you. End each message with a line holding only '.'.", file=stdout)
+        print(safe_text(f"{args.env_id}: task {info.get('task_id')}, at most {max_turns} "
+                        "message(s) from you. End each message with a line holding only '.'.",
+                        multiline=False), file=stdout)
         if info.get("system_prompt"):
             print(_block("system", info["system_prompt"]), file=stdout)
         print(_block("env", observation), file=stdout)
@@ -108,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
                          {"role": "user", "content": observation}]
             print(_block(f"env, reward {reward:.4g}", observation), file=stdout)
             for image in step_info.get("images") or []:
-                print(f"{INDENT}image: {image}", file=stdout)
+                print(safe_text(f"{INDENT}image: {image}", multiline=False), file=stdout)
             if terminated or truncated:
                 how = _how_it_ended(terminated, step_info, turn, max_turns)
                 print(f"\nepisode over after {turn} message(s): {how}.", file=stdout)

@@ -6,6 +6,10 @@ agent's message and the env's reply with its reward; then the final answer, the 
 the error of an episode that failed. An episode the model's failure ended reads ``MODEL
 ERROR (scored 0)``; one the environment's failure ended, ``ERROR after N attempt(s)``. The
 last lines count both kinds and the episodes shown.
+
+Everything in a record may come from the model or the env, so each episode's text goes
+through :func:`colbench.terminal.safe_text` before it is printed: an answer's escape
+sequences show as ``\\x1b[2J``, never clear the screen. The file itself is not changed.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 
 from colbench.errors import ConfigError
 from colbench.records import EpisodeRecord
+from colbench.terminal import safe_text
 
 INDENT = "    "
 
@@ -111,9 +116,10 @@ def outcome(record: EpisodeRecord) -> str:
 
 
 def format_episode(record: EpisodeRecord, *, system: bool = False) -> str:
-    """One episode as terminal text."""
-    head = (f"=== {record.task_id} | trial {record.trial} | {outcome(record)} | "
-            f"{len(record.turns)} turn(s)")
+    """One episode as terminal text: control characters from the record are rendered
+    visibly (:func:`~colbench.terminal.safe_text`), so printing it is safe."""
+    head = (f"=== {safe_text(record.task_id, multiline=False)} | trial {record.trial} | "
+            f"{outcome(record)} | {len(record.turns)} turn(s)")
     if record.seconds is not None:
         head += f" | {record.seconds:.2f} s"
     lines = [head + " ==="]
@@ -138,7 +144,7 @@ def format_episode(record: EpisodeRecord, *, system: bool = False) -> str:
                                             for k, v in record.metrics.items()))
     if record.error:
         lines += ["error:", indent(record.error)]
-    return "\n".join(lines)
+    return safe_text("\n".join(lines))
 
 
 def run(args: argparse.Namespace) -> int:

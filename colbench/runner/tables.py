@@ -1,10 +1,16 @@
-"""Plain-text tables of run summaries, shared by ``evaluate`` and ``report``."""
+"""Plain-text tables of run summaries, shared by ``evaluate`` and ``report``.
+
+A summary's env and model names come from a run directory's files, which anyone may have
+written, so every cell and header goes through :func:`colbench.terminal.safe_text` in its
+one-line form: no escape sequence reaches the terminal, and no newline breaks a row.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from colbench.records import MetricSummary, Summary
+from colbench.terminal import safe_text
 
 HEADLINE_METRICS = ("success_rate", "score")
 
@@ -19,6 +25,9 @@ def format_metric(metric: MetricSummary | None, percent: bool = True) -> str:
 
 
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Columns padded to their widest cell, each cell on one line and safe to print."""
+    headers = [safe_text(h, multiline=False) for h in headers]
+    rows = [[safe_text(c, multiline=False) for c in row] for row in rows]
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h))
               for i, h in enumerate(headers)]
     line = "  ".join(f"{h:<{w}}" for h, w in zip(headers, widths, strict=True))

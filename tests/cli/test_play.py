@@ -91,3 +91,28 @@ def test_the_ending_names_what_ended_the_episode():
     assert _how_it_ended(False, {}, 4, 4) == "the turn budget ran out"
     # Cut off before the budget: the env's own limit (BabyAI's step limit) did it.
     assert _how_it_ended(False, {}, 3, 20) == "the env's own step limit ran out"
+
+
+# An answer, and a task, that would retitle the window (OSC 0), write the clipboard (OSC 52),
+# clear the screen (CSI 2J) and paint a fake green PASSED (SGR), in 7-bit and 8-bit (C1) form.
+HOSTILE = ("\x1b]0;owned\x07\x1b]52;c;cm0gLXJmIH4K\x07\x1b[2J\x1b[H\x1b[32mPASSED\x1b[0m"
+           "\x9b2J\x9d0;owned\x9c")
+
+
+def test_play_shows_escape_sequences_as_text(monkeypatch, capsys, tmp_path):
+    from colbench.tasks import Task, TaskSet
+
+    task = Task(id="hostile-000", suite="guess", split="test",
+                prompt=f"Task 0: guess my number. {HOSTILE}", privileged={"secret": 42})
+    tasks = TaskSet("hostile", [task]).save(tmp_path / "hostile.jsonl")
+    typed = f"What is your number? {HOSTILE}\n.\nANSWER: 42 {HOSTILE}\n.\n"
+    code, out, err = play(monkeypatch, capsys, typed, "--tasks", str(tasks))
+    assert code == 0, err
+    for control in ("\x1b", "\x9b", "\x9d", "\x07"):
+        assert control not in out + err
+    shown = "\\x1b]0;owned\\x07\\x1b]52;c;cm0gLXJmIH4K\\x07\\x1b[2J\\x1b[H\\x1b[32mPASSED"
+    assert f"[env]\n    Task 0: guess my number. {shown}" in out  # the task's prompt
+    assert f"[you]\n    What is your number? {shown}" in out  # the echo of piped input
+    assert "\\x9b2J\\x9d0;owned\\x9c" in out
+    # The env got the message as typed: the answer was read and scored.
+    assert "success: True" in out

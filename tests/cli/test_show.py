@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 
 from colbench.cli.main import main
 from colbench.cli.show_cmd import format_episode
-from colbench.records import EpisodeRecord
+from colbench.records import EpisodeRecord, TurnRecord
+from colbench.rundir import read_latest_episodes
 
 
 def show(capsys, *args) -> tuple[int, str, str]:
@@ -71,3 +77,66 @@ def test_header_marks_an_episode_a_limit_cut_off():
     assert format_episode(record).startswith("=== t1 | trial 0 | failure, score 0, truncated |")
     ended = record.model_copy(update={"truncated": False, "terminated": True})
     assert "truncated" not in format_episode(ended)
+
+
+# -- terminal safety ---------------------------------------------------------------------------
+# An answer that would retitle the window (OSC 0), write the clipboard (OSC 52), clear the
+# screen (CSI 2J) and paint a fake green PASSED (SGR), in 7-bit and in 8-bit (C1) form.
+HOSTILE = ("\x1b]0;owned\x07\x1b]52;c;cm0gLXJmIH4K\x07\x1b[2J\x1b[H\x1b[32mPASSED\x1b[0m"
+           "\x9b2J\x9d0;owned\x9c")
+TERMINAL_CONTROLS = ("\x1b", "\x9b", "\x9d", "\x07")
+
+
+def hostile_agent(messages):
+    """Asks with the hostile text, then answers with it after the number it was told."""
+    last = messages[-1]["content"]
+    if "My number is" not in last:
+        return f"What is your number? {HOSTILE}"
+    number = last.split("My number is ")[1].split(".")[0]
+    return f"ANSWER: {number} {HOSTILE}"
+
+
+@pytest.fixture(scope="module")
+def hostile_run(tmp_path_factory, guess_env_id) -> Path:
+    from colbench.models.python_fn import FunctionModel
+    from colbench.runner import EvalConfig, evaluate
+
+    out = tmp_path_factory.mktemp("hostile") / "run"
+    evaluate(EvalConfig(env=guess_env_id, model="python:hostile", out=out, num_tasks=2,
+                        progress=False), model=FunctionModel(hostile_agent))
+    return out
+
+
+def test_show_prints_an_answers_escape_sequences_as_text(capsys, hostile_run):
+    code, out, err = show(capsys, hostile_run, "--system")
+    assert code == 0 and out.count("=== guess-test-") == 2
+    for control in TERMINAL_CONTROLS:
+        assert control not in out + err
+    assert "\\x1b]0;owned\\x07\\x1b]52;c;" in out and "\\x1b[32mPASSED\\x1b[0m" in out
+    assert "\\x9b2J\\x9d0;owned\\x9c" in out
+    # The file keeps what the agent sent.
+    actions = [t.action for r in read_latest_episodes(hostile_run) for t in r.turns]
+    assert len(actions) == 4 and all(a.endswith(HOSTILE) for a in actions)
+
+
+def test_show_as_a_real_command_writes_no_control_byte(hostile_run):
+    result = subprocess.run([sys.executable, "-m", "colbench.cli.main", "show",
+                             str(hostile_run)], capture_output=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert b"\x1b" not in result.stdout and b"\x07" not in result.stdout
+    text = result.stdout.decode("utf-8")
+    assert "\x9b" not in text and "\x9d" not in text and "PASSED" in text
+
+
+def test_every_field_of_a_record_is_rendered_safely():
+    record = EpisodeRecord(
+        task_id=f"t{HOSTILE}", trial=0, env="e", model="m", status="ok", failure="model",
+        system_prompt=HOSTILE, final_answer=HOSTILE, error=f"Traceback\n{HOSTILE}",
+        metrics={"success": False, "score": 0.0, "reason": HOSTILE},
+        turns=[TurnRecord(observation=HOSTILE, action=HOSTILE, next_observation=HOSTILE,
+                          info={"images": [HOSTILE]})])
+    text = format_episode(record, system=True)
+    for control in TERMINAL_CONTROLS:
+        assert control not in text
+    assert text.count("\\x1b[2J") == 9  # every field, each shown
+    assert text.splitlines()[0].startswith("=== t\\x1b]0;owned")
