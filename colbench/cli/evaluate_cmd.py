@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from colbench.errors import ConfigError
+from colbench.rundir import DEFAULT_MAX_FIELD_CHARS
 from colbench.runner.failures import DEFAULT_MAX_CONSECUTIVE_FAILURES, DEFAULT_MAX_ERROR_RATE
+from colbench.terminal import safe_text
 
 
 def parse_key_values(pairs: list[str] | None, flag: str) -> dict[str, Any]:
@@ -85,6 +87,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "same way (a dead model server, a broken sandbox); those N are not "
                         "recorded, so rerunning resumes with them (default: "
                         f"{DEFAULT_MAX_CONSECUTIVE_FAILURES}; 0 never stops)")
+    p.add_argument("--max-answer-chars", type=int, metavar="N",
+                   help="refuse a model message longer than N characters before the env sees "
+                        "it: the model's failure, scored 0 (default: the env's action bound, "
+                        "100,000 for the built-in envs)")
+    p.add_argument("--max-record-chars", type=int, default=DEFAULT_MAX_FIELD_CHARS, metavar="N",
+                   help="cut every text of a record in episodes.jsonl beyond N characters, "
+                        "with a marker saying how many were cut; never below "
+                        f"--max-answer-chars (default: {DEFAULT_MAX_FIELD_CHARS:,})")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=run)
 
@@ -121,11 +131,13 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed, env_kwargs=env_kwargs_from_args(args),
         sampling=SamplingParams(temperature=args.temperature, max_tokens=args.max_tokens),
         max_consecutive_failures=args.max_consecutive_failures,
+        max_answer_chars=args.max_answer_chars, max_record_chars=args.max_record_chars,
         progress=not args.no_progress)
     try:
         summary = evaluate(config)
     except RunStopped as exc:
-        print(f"colbench evaluate: {exc}", file=sys.stderr)
+        # The message quotes the model's own error, which the model wrote.
+        print(f"colbench evaluate: {safe_text(exc)}", file=sys.stderr)
         return 1
     print(summaries_table([(str(out), summary)]))
     counts = summary.counts

@@ -7,8 +7,11 @@ collection and the trainers' data loading all go through it.
 """
 
 from colbench.rundir._episodes import (
+    DEFAULT_MAX_FIELD_CHARS,
     EPISODES_FILE,
     EpisodeWriter,
+    cap_record_text,
+    cut_text,
     latest_per_key,
     read_episodes,
     read_latest_episodes,
@@ -30,7 +33,8 @@ from colbench.rundir._summary import (
     summarise_records,
 )
 
-__all__ = ["COLLECT_FILE", "EPISODES_FILE", "EPISODES_GZ_FILE", "LOCK_FILE", "RUN_FILE",
-           "SUMMARY_FILE", "TASKS_FILE", "EpisodeWriter", "RunDir", "RunDirBusy",
-           "aggregate_episodes", "count_episodes", "latest_per_key", "read_episodes", "read_latest_episodes",
-           "summarise_from_identity", "summarise_records", "write_json_atomic"]
+__all__ = ["COLLECT_FILE", "DEFAULT_MAX_FIELD_CHARS", "EPISODES_FILE", "EPISODES_GZ_FILE",
+           "LOCK_FILE", "RUN_FILE", "SUMMARY_FILE", "TASKS_FILE", "EpisodeWriter", "RunDir",
+           "RunDirBusy", "aggregate_episodes", "cap_record_text", "count_episodes", "cut_text",
+           "latest_per_key", "read_episodes", "read_latest_episodes", "summarise_from_identity",
+           "summarise_records", "write_json_atomic"]

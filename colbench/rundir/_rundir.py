@@ -28,6 +28,7 @@ from colbench._version import __version__
 from colbench.errors import ConfigError
 from colbench.records import EpisodeRecord, Summary
 from colbench.rundir._episodes import (
+    DEFAULT_MAX_FIELD_CHARS,
     EPISODES_FILE,
     EpisodeWriter,
     latest_per_key,
@@ -178,9 +179,10 @@ class RunDir:
         """The latest record per (task, trial), ordered by task id and trial."""
         return read_latest_episodes(self.episodes_path)
 
-    def episode_writer(self) -> EpisodeWriter:
-        """An appender for ``episodes.jsonl``; call after :meth:`prepare`."""
-        return EpisodeWriter(self.episodes_path)
+    def episode_writer(self, max_field_chars: int = DEFAULT_MAX_FIELD_CHARS) -> EpisodeWriter:
+        """An appender for ``episodes.jsonl`` that cuts every text of a record beyond
+        ``max_field_chars`` characters, with a marker; call after :meth:`prepare`."""
+        return EpisodeWriter(self.episodes_path, max_field_chars)
 
     def episodes_for_upload(self) -> bytes:
         """The raw bytes of ``episodes.jsonl``, or of its gzipped form when only that is here."""

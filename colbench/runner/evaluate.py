@@ -17,6 +17,17 @@ worker threads. Whose failure ends an episode decides what happens to it
 * after ``max_consecutive_failures`` episodes in a row fail the same way, the run stops
   (:class:`~colbench.runner.failures.RunStopped`) without recording that streak.
 
+What is run and stored is bounded. A model message longer than ``max_answer_chars`` (by
+default the env's own action bound, ``env.action_space.max_length``: 100,000 characters for
+the built-in envs) is refused before the env sees it
+(:class:`~colbench.runner.failures.AnswerTooLong`): the model's failure, scored 0, with the
+message's length and first characters in ``error``. Checking the length of the reply the
+model returned is the only thing done with it, so a 64 MB message is held once, by the model
+that made it, and never copied into a transcript, a sandbox job or a record. Every text a
+record holds is cut at ``max_record_chars`` characters when it is written, with a marker
+(:func:`colbench.rundir.cap_record_text`), never below ``max_answer_chars``, so an answer
+that ran is stored whole.
+
 An exception a hook raises, or a bug in the runner itself, ends the run.
 
 The model learns where it is from an :class:`~colbench.models.base.EpisodeContext` (env, task,
@@ -42,9 +53,10 @@ from colbench.errors import ConfigError, ModelFailure
 from colbench.models.base import BaseChatModel, EpisodeContext, SamplingParams
 from colbench.models.spec import load_model
 from colbench.records import EpisodeRecord, Summary, TaskSetRef, TurnRecord
-from colbench.rundir import RunDir, summarise_records
+from colbench.rundir import DEFAULT_MAX_FIELD_CHARS, RunDir, summarise_records
 from colbench.runner.failures import (
     DEFAULT_MAX_CONSECUTIVE_FAILURES,
+    AnswerTooLong,
     Failure,
     FailureStreak,
     RunStopped,
@@ -74,6 +86,12 @@ class EvalConfig:
     max_env_retries: int = 2
     #: Stop the run after this many episodes in a row failed the same way (0: never).
     max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES
+    #: Refuse (scored 0, the model's failure) a model message longer than this many
+    #: characters; None: the env's action bound (``env.action_space.max_length``).
+    max_answer_chars: int | None = None
+    #: Cut every text of a record in episodes.jsonl beyond this many characters, with a
+    #: marker (never below the answer cap, so an answer that ran is stored whole).
+    max_record_chars: int = DEFAULT_MAX_FIELD_CHARS
     resume: bool = True
     progress: bool = True
 
@@ -90,6 +108,12 @@ class EvalConfig:
         if self.max_consecutive_failures < 0:
             raise ConfigError("--max-consecutive-failures cannot be negative, got "
                               f"{self.max_consecutive_failures} (0 never stops a run)")
+        for name in ("max_answer_chars", "max_record_chars"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or value < 1):
+                raise ConfigError(f"--{name.replace('_', '-')} must be a whole number of "
+                                  f"characters, at least 1; got {value!r}")
 
     def env_options(self) -> dict[str, Any]:
         options = dict(self.env_kwargs)
@@ -97,6 +121,16 @@ class EvalConfig:
         if self.tasks is not None:
             options.setdefault("tasks", self.tasks)
         return options
+
+
+def action_bound(env: Any) -> int:
+    """The longest action ``env`` documents (its ``action_space.max_length``), or
+    :data:`~colbench.rundir.DEFAULT_MAX_FIELD_CHARS` for an env whose action space has no
+    length bound."""
+    bound = getattr(getattr(env, "action_space", None), "max_length", None)
+    if isinstance(bound, int) and not isinstance(bound, bool) and bound >= 1:
+        return bound
+    return DEFAULT_MAX_FIELD_CHARS
 
 
 def episode_seed(seed: int, task_id: str, trial: int) -> int:
@@ -214,6 +248,10 @@ class Runner:
         self._write_executor = ThreadPoolExecutor(max_workers=1,
                                                   thread_name_prefix="colbench-writer")
         self.pool = _EnvPool(self._make_env, first, self._executor)
+        self.max_answer_chars = (config.max_answer_chars if config.max_answer_chars is not None
+                                 else action_bound(first))
+        # Never cut a stored answer that ran: the leaderboard replays it.
+        self.max_record_chars = max(config.max_record_chars, self.max_answer_chars)
         try:
             self.model.check_env(first)
         except ConfigError:
@@ -289,6 +327,11 @@ class Runner:
                 raise _ModelCallFailed(exc, system_prompt, turns, started) from exc
             t1 = time.perf_counter()
             action = completion.text
+            if len(action) > self.max_answer_chars:
+                refused = AnswerTooLong(len(action), self.max_answer_chars, len(turns) + 1,
+                                        action[:AnswerTooLong.PREVIEW_CHARS])
+                del action, completion  # the runner keeps no reference to the message
+                raise _ModelCallFailed(refused, system_prompt, turns, started)
             next_obs, reward, terminated, truncated, step_info = await self._env_call(
                 "step", env.step, action)
             t2 = time.perf_counter()
@@ -393,7 +436,7 @@ class Runner:
         todo = [(task.id, trial) for trial in range(self.config.trials) for task in self.tasks
                 if (task.id, trial) not in done]
         total = len(self.tasks) * self.config.trials
-        writer = self.run_dir.episode_writer()
+        writer = self.run_dir.episode_writer(self.max_record_chars)
         streak = FailureStreak(self.config.max_consecutive_failures)
         bar = None
         if self.config.progress:

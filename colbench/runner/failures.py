@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from colbench.errors import ColbenchError
+from colbench.errors import ColbenchError, ModelFailure
 from colbench.records import Counts, EpisodeRecord, FailureKind
 
 #: What the CLI's ``--max-consecutive-failures`` and ``--max-error-rate`` default to.
@@ -32,6 +32,24 @@ WHOSE = {"model": "the model", "env": "the environment"}
 class RunStopped(ColbenchError):
     """The run stopped before its last episode because episodes kept failing the same way.
     What was recorded stays; rerunning the same command resumes."""
+
+
+class AnswerTooLong(ModelFailure):
+    """The model sent a message longer than the run's answer cap: the agent's failure,
+    scored 0. The message is refused before the env sees it, so no simulator, sandbox or
+    renderer is handed a program of megabytes, and the record keeps only its length and its
+    first characters."""
+
+    #: How many characters of the refused message the error quotes.
+    PREVIEW_CHARS = 80
+
+    def __init__(self, length: int, limit: int, turn: int, preview: str) -> None:
+        super().__init__(f"its message at turn {turn} holds {length:,} characters, more than "
+                         f"the {limit:,} allowed (--max-answer-chars); it was refused "
+                         f"unread. It began: {preview[:self.PREVIEW_CHARS]!r}")
+        self.length = length
+        self.limit = limit
+        self.turn = turn
 
 
 @dataclass(frozen=True)
