@@ -11,6 +11,7 @@ from colbench.rundir._episodes import (
     EPISODES_FILE,
     EpisodeWriter,
     cap_record_text,
+    check_char_cap,
     cut_text,
     latest_per_key,
     read_episodes,
@@ -35,6 +36,7 @@ from colbench.rundir._summary import (
 
 __all__ = ["COLLECT_FILE", "DEFAULT_MAX_FIELD_CHARS", "EPISODES_FILE", "EPISODES_GZ_FILE",
            "LOCK_FILE", "RUN_FILE", "SUMMARY_FILE", "TASKS_FILE", "EpisodeWriter", "RunDir",
-           "RunDirBusy", "aggregate_episodes", "cap_record_text", "count_episodes", "cut_text",
-           "latest_per_key", "read_episodes", "read_latest_episodes", "summarise_from_identity",
-           "summarise_records", "write_json_atomic"]
+           "RunDirBusy", "aggregate_episodes", "cap_record_text", "check_char_cap",
+           "count_episodes", "cut_text", "latest_per_key", "read_episodes",
+           "read_latest_episodes", "summarise_from_identity", "summarise_records",
+           "write_json_atomic"]

@@ -54,7 +54,7 @@ def cut_text(text: str, max_chars: int) -> str:
     return f"{text[:max_chars]}…[cut {len(text) - max_chars:,} characters]"
 
 
-def check_max_field_chars(max_chars: int, what: str = "max_field_chars") -> int:
+def check_char_cap(max_chars: int, what: str = "max_field_chars") -> int:
     """``max_chars`` when it is a usable cap; else a :class:`ConfigError` naming ``what``."""
     if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1:
         raise ConfigError(f"{what} must be a whole number of characters, at least 1; got "
@@ -68,7 +68,7 @@ def cap_record_text(record: EpisodeRecord, max_chars: int = DEFAULT_MAX_FIELD_CH
     observations, actions, replies, final answer, error, system prompt, and every string
     inside ``info``, ``metrics`` and extra fields, at any depth. A record with nothing to cut
     is returned as it is, not copied; otherwise only the parts that change are copied."""
-    check_max_field_chars(max_chars)
+    check_char_cap(max_chars)
     changes = {name: capped for name, value in record
                if name not in _IDENTITY_FIELDS
                and (capped := _capped(value, max_chars)) is not value}
@@ -145,7 +145,7 @@ class EpisodeWriter:
     capped at ``max_field_chars`` characters (:func:`cap_record_text`)."""
 
     def __init__(self, path: Path, max_field_chars: int = DEFAULT_MAX_FIELD_CHARS) -> None:
-        self.max_field_chars = check_max_field_chars(max_field_chars)
+        self.max_field_chars = check_char_cap(max_field_chars)
         self.path = path
         self._fh = path.open("a", encoding="utf-8")
 

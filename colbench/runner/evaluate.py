@@ -53,7 +53,12 @@ from colbench.errors import ConfigError, ModelFailure
 from colbench.models.base import BaseChatModel, EpisodeContext, SamplingParams
 from colbench.models.spec import load_model
 from colbench.records import EpisodeRecord, Summary, TaskSetRef, TurnRecord
-from colbench.rundir import DEFAULT_MAX_FIELD_CHARS, RunDir, summarise_records
+from colbench.rundir import (
+    DEFAULT_MAX_FIELD_CHARS,
+    RunDir,
+    check_char_cap,
+    summarise_records,
+)
 from colbench.runner.failures import (
     DEFAULT_MAX_CONSECUTIVE_FAILURES,
     AnswerTooLong,
@@ -109,11 +114,8 @@ class EvalConfig:
             raise ConfigError("--max-consecutive-failures cannot be negative, got "
                               f"{self.max_consecutive_failures} (0 never stops a run)")
         for name in ("max_answer_chars", "max_record_chars"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                      or value < 1):
-                raise ConfigError(f"--{name.replace('_', '-')} must be a whole number of "
-                                  f"characters, at least 1; got {value!r}")
+            if getattr(self, name) is not None:
+                check_char_cap(getattr(self, name), f"--{name.replace('_', '-')}")
 
     def env_options(self) -> dict[str, Any]:
         options = dict(self.env_kwargs)
