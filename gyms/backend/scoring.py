@@ -19,7 +19,10 @@ from colbench.tasks import Task
 _reference_cache: dict[str, list[Any]] = {}
 # CallResult errors that mean the sandbox, not the code, failed (limits hit by a reference).
 _INFRASTRUCTURE = ("timeout", "cpu time limit", "crashed", "killed", "not run",
-                   "protocol violation", "malformed result")
+                   "protocol violation", "malformed result",
+                   # A reference value past the sandbox's decoding limits: the limit is ours,
+                   # so the test is not held against the agent (nor silently dropped).
+                   "value too large", "result too large")
 _cache_lock = threading.Lock()
 
 

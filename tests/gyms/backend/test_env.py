@@ -89,10 +89,28 @@ class BrokenSandbox:
 
 
 def test_a_failing_sandbox_is_an_environment_failure_not_a_wrong_answer(tasks):
-    env = BackendEnv(tasks=tasks, sandbox=BrokenSandbox())
-    env.reset(options={"task_id": tasks[3].id})
+    # A reference of its own: references are cached per process by their code, and another
+    # test may already have run tasks[3]'s with a working sandbox.
+    task = tasks[3].model_copy(deep=True)
+    task.privileged["ground_truth"] += "\n# run by the broken sandbox only\n"
+    env = BackendEnv(tasks=TaskSet("one", [task]), sandbox=BrokenSandbox())
+    env.reset(options={"task_id": task.id})
     with pytest.raises(EnvironmentFailure, match="reference failed"):
-        env.step(f"{ANSWER_MARKER}\n{tasks[3].privileged['ground_truth']}")
+        env.step(f"{ANSWER_MARKER}\n{task.privileged['ground_truth']}")
+
+
+def test_a_reference_value_past_the_sandbox_limits_is_an_environment_failure(tasks):
+    # An imported task's reference that returns a value the sandbox will not decode: the
+    # limit is colbench's, so the episode is the environment's failure, never the agent's.
+    from colbench.gyms.backend.scoring import score_code
+    from colbench.sandbox import get_sandbox
+
+    code = "def huge(n):\n    return 10 ** (20000 + n)\n"
+    task = tasks[0].model_copy(deep=True, update={
+        "metadata": {"source": "imported"},
+        "privileged": {**tasks[0].privileged, "ground_truth": code, "test_cases": ["huge(1)"]}})
+    with pytest.raises(EnvironmentFailure, match="too large"):
+        score_code(task, task.privileged["ground_truth"], get_sandbox())
 
 
 def test_gymnasium_make_and_privileged(tasks):
