@@ -1,6 +1,7 @@
 """Trainers: trajectory datasets and trainer plugins on TRL and PEFT (``colbench.trainers``).
 
-Importing this package registers the built-in trainers (``rft``, ``mt-dpo``, ``sweet-rl``)
+Importing this package registers the built-in trainers (``rft``, ``mt-dpo``, ``sweet-rl``,
+``online-grpo``)
 in ``colbench.registry.trainers`` without importing TRL or torch; they are imported when a
 trainer runs. The public API:
 
@@ -15,7 +16,7 @@ How to write a trainer of your own: ``trainers/README.md`` and ``examples/traine
 """
 
 # Built-in trainers register themselves on import.
-from colbench.trainers import mt_dpo_trainer, rft_trainer, sweet_rl_trainer  # noqa: E402,F401,I001
+from colbench.trainers import mt_dpo_trainer, online_grpo_trainer, rft_trainer, sweet_rl_trainer  # noqa: E402,F401,I001
 from colbench.trainers.api import train
 from colbench.trainers.base import (
     TrainerConfig,

@@ -54,6 +54,10 @@ def train(name: str, *, model: str, out: str | Path,
         raise ConfigError(f"--out {out} is not empty; pass --overwrite to train into it anyway")
 
     needs_data = getattr(trainer_class, "needs_data", True)
+    if not needs_data and env and isinstance(getattr(config, "envs", None), list) \
+            and env not in config.envs:
+        # A trainer that plays envs (online-grpo) takes --env as one more env to play.
+        config.envs.append(env)
     if isinstance(data, (str, Path)):
         data = [data]
     if needs_data and not data:

@@ -1,0 +1,129 @@
+"""online-grpo's numbers against hand computations: group advantages, task normalisation, the
+horizon curriculum; and the settings it refuses."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from colbench.errors import ConfigError, MissingExtraError
+from colbench.trainers.online_grpo_advantages import group_advantages, task_normalise
+from colbench.trainers.online_grpo_config import OnlineGRPOConfig
+from colbench.trainers.online_grpo_curriculum import HorizonCurriculum
+
+
+def test_group_advantages_by_hand():
+    # Group a: rewards 1, 0 -> mean 0.5, std 0.5 -> +1, -1. Group b: 3, 1, 2 -> mean 2,
+    # std sqrt(2/3) -> (1, -1, 0) / 0.8165.
+    advantages = group_advantages([1.0, 0.0, 3.0, 1.0, 2.0], ["a", "a", "b", "b", "b"])
+    s = math.sqrt(2 / 3)
+    assert advantages == pytest.approx([1.0, -1.0, 1 / s, -1 / s, 0.0])
+    assert group_advantages([1.0, 0.0], ["a", "a"], scale="none") == [0.5, -0.5]
+
+
+def test_zero_variance_groups_get_zero():
+    assert group_advantages([0.7, 0.7, 0.7, 1.0, 0.0], [1, 1, 1, 2, 2]) == \
+        pytest.approx([0.0, 0.0, 0.0, 1.0, -1.0])
+
+
+def test_dropped_samples_leave_the_baseline():
+    # Without the None, the group is 1, 0, 0.5: the None counts nowhere and gets 0.
+    with_drop = group_advantages([1.0, None, 0.0, 0.5], ["g"] * 4)
+    without = group_advantages([1.0, 0.0, 0.5], ["g"] * 3)
+    assert with_drop[1] == 0.0
+    assert [with_drop[0], with_drop[2], with_drop[3]] == pytest.approx(without)
+    assert group_advantages([None, None], ["g", "g"]) == [0.0, 0.0]
+
+
+def _weighted(values, weights):
+    total = sum(weights)
+    mean = sum(v * w for v, w in zip(values, weights, strict=True)) / total
+    var = sum(w * (v - mean) ** 2 for v, w in zip(values, weights, strict=True)) / total
+    return mean, math.sqrt(var)
+
+
+def test_task_normalisation_puts_envs_of_any_scale_at_mean_0_std_1():
+    # Env "big" rewards are 100x env "small"'s; unscaled group advantages keep that scale.
+    rewards = [1.0, 0.0, 0.5, 0.2, 100.0, 0.0, 50.0, 20.0]
+    groups = [0, 0, 1, 1, 2, 2, 3, 3]
+    tasks = ["small"] * 4 + ["big"] * 4
+    tokens = [3, 5, 2, 7] * 2
+    raw = group_advantages(rewards, groups, scale="none")
+    assert max(map(abs, raw[4:])) == pytest.approx(100 * max(map(abs, raw[:4])))
+    normalised = task_normalise(raw, tasks, tokens)
+    for task in ("small", "big"):
+        idx = [i for i, t in enumerate(tasks) if t == task]
+        mean, std = _weighted([normalised[i] for i in idx], [tokens[i] for i in idx])
+        assert mean == pytest.approx(0.0, abs=1e-12)
+        assert std == pytest.approx(1.0)
+    # One scale for both: rewards 100x apart in the same pattern get the same advantages.
+    assert normalised[:4] == pytest.approx(normalised[4:])
+
+
+def test_task_normalisation_skips_samples_without_loss_tokens():
+    out = task_normalise([2.0, -2.0, 5.0], ["t", "t", "t"], [1, 1, 0])
+    assert out == pytest.approx([1.0, -1.0, 0.0])
+    assert task_normalise([0.3, 0.3], ["t", "t"], [2, 2]) == [0.0, 0.0]  # centred only
+    with pytest.raises(ValueError, match="one entry per sample"):
+        task_normalise([1.0], ["t", "u"], [1])
+
+
+def test_curriculum_budgets_by_step():
+    curriculum = HorizonCurriculum.from_settings([5, 10, 15], 100)
+    assert [curriculum.budget(s) for s in (0, 99, 100, 199, 200, 250, 10_000)] == \
+        [5, 5, 10, 10, 15, 15, 15]
+    assert HorizonCurriculum.from_settings(None, 100).budget(7) is None
+    assert HorizonCurriculum.from_settings([3], 1).budget(50) == 3
+    with pytest.raises(ConfigError, match="horizon_stages"):
+        HorizonCurriculum.from_settings([5, 0], 10)
+    with pytest.raises(ConfigError, match="steps_per_stage"):
+        HorizonCurriculum.from_settings([5], 0)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"per_device_train_batch_size": 6, "num_generations": 4}, "multiple of num_generations"),
+    ({"num_generations": 1}, "at least 2"),
+    ({"reward_metric": "reward"}, "reward_metric must be one of"),
+    ({"off_policy_tokens": "drop"}, "off_policy_tokens must be one of"),
+    ({"task_normalisation": "task"}, "task_normalisation must be one of"),
+    ({"cross_policy_prob": 1.5}, r"cross_policy_prob must be in \[0, 1\]"),
+    ({"off_policy_tokens": "importance", "policy_pool": ["openai:x"]}, "text only"),
+    ({"envs": ["a", "b"], "env_weights": [1.0]}, "env_weights has 1 entries for 2 envs"),
+    ({"envs": ["a"], "env_weights": [0.0]}, "positive sum"),
+    ({"max_steps": -1}, "max_steps must be at least 1"),
+    ({"horizon_stages": [0]}, "horizon_stages"),
+])
+def test_bad_settings_are_named(kwargs, message):
+    with pytest.raises(ConfigError, match=message):
+        OnlineGRPOConfig(**kwargs)
+
+
+def test_env_weights_are_shares():
+    assert OnlineGRPOConfig(envs=["a", "b"], env_weights=[3, 1]).weights() == [0.75, 0.25]
+    assert OnlineGRPOConfig(envs=["a", "b"]).weights() == [0.5, 0.5]
+
+
+def test_vllm_generation_without_vllm_names_the_extra():
+    pytest.importorskip("trl", reason="the trainers need colbench[train]")
+    from colbench.trainers.online_grpo_trainer import check_generation_backend
+
+    try:
+        import vllm  # noqa: F401
+    except ImportError:
+        with pytest.raises(MissingExtraError, match=r"colbench\[gpu\].*vllm"):
+            check_generation_backend("vllm-colocate")
+    check_generation_backend("hf")
+
+
+def test_draws_depend_on_step_and_seed_only():
+    from colbench.trainers.online_grpo_rollout import draw_tasks
+
+    ids = {"a": [f"a{i}" for i in range(50)], "b": [f"b{i}" for i in range(50)]}
+    first = draw_tasks(3, 400, envs=["a", "b"], weights=[0.75, 0.25], task_ids=ids, seed=1)
+    assert first == draw_tasks(3, 400, envs=["a", "b"], weights=[0.75, 0.25], task_ids=ids,
+                               seed=1)
+    assert first != draw_tasks(4, 400, envs=["a", "b"], weights=[0.75, 0.25], task_ids=ids,
+                               seed=1)
+    share = sum(d.env == "a" for d in first) / len(first)
+    assert 0.68 < share < 0.82

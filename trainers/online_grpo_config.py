@@ -1,0 +1,156 @@
+"""Settings of the ``online-grpo`` trainer: online multi-turn GRPO over colbench envs.
+
+Each optimiser step plays ``per_device_train_batch_size x gradient_accumulation_steps``
+episodes per process: that many divided by ``num_generations`` groups, each group being
+``num_generations`` episodes of one task of one env. Defaults follow the papers the trainer
+draws on where they say something (AgentRL: cross-policy probability 0.25 when on, snapshot
+refreshed every 25 steps, task normalisation per env; AgentGym-RL: the horizon curriculum);
+everything else is TRL's GRPO default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from colbench.errors import ConfigError
+from colbench.trainers.base import TrainerConfig, setting
+
+REWARD_METRICS = ("score", "success")
+OFF_POLICY_TOKENS = ("train", "mask", "importance")
+TASK_NORMALISATION = ("off", "env", "family")
+GENERATION_BACKENDS = ("hf", "vllm-colocate", "vllm-server")
+
+
+@dataclass
+class OnlineGRPOConfig(TrainerConfig):
+    """Online GRPO: rollouts in real envs, group advantages, TRL's ``GRPOTrainer``."""
+
+    learning_rate: float = setting("peak learning rate of the optimiser", default=1e-6)
+    max_steps: int = setting("optimiser steps to train (online RL counts steps, not epochs)",
+                             default=100)
+    per_device_train_batch_size: int = setting(
+        "episodes per device per micro-batch (a multiple of num_generations, or with "
+        "gradient_accumulation_steps a multiple of it)", default=8)
+    # What is played.
+    envs: list[str] = setting("env ids to train on (colbench train's --env adds one)",
+                              default_factory=list)
+    env_weights: list[float] | None = setting(
+        "relative weight of each env when drawing a step's tasks (null: equal)", default=None)
+    split: str = setting("task split the rollouts draw from", default="train")
+    num_tasks: int | None = setting("draw from the first N tasks of each env only (null: all)",
+                                    default=None)
+    env_kwargs: dict[str, Any] = setting("extra keyword arguments for every env (YAML "
+                                         "mapping)", default_factory=dict)
+    num_generations: int = setting("episodes per group (G): one task, G attempts", default=4)
+    reward_metric: str = setting("terminal metric the reward is read from: score or success",
+                                 default="score")
+    concurrency: int = setting("episodes in flight at once while rolling out", default=8)
+    env_retries: int = setting("times an episode is replayed after an environment failure "
+                               "before it is dropped", default=0)
+    # Generation.
+    generation: str = setting("how rollouts are generated: hf (transformers generate), "
+                              "vllm-colocate or vllm-server (TRL's vLLM modes; need vllm)",
+                              default="hf")
+    temperature: float = setting("sampling temperature of the rollouts (and of TRL's "
+                                 "log-probabilities)", default=1.0)
+    max_new_tokens: int = setting("longest agent message of one turn, in tokens", default=256)
+    generation_batch_size: int = setting("prompts per generate call while rolling out",
+                                         default=8)
+    # Horizon curriculum.
+    horizon_stages: list[int] | None = setting(
+        "turn budgets by stage, e.g. 5,10,15 (null: the env's own budget)", default=None)
+    steps_per_stage: int = setting("optimiser steps per curriculum stage", default=100)
+    # Cross-policy sampling.
+    cross_policy_prob: float = setting(
+        "probability that a turn's action comes from another policy than the current one",
+        default=0.0)
+    snapshot_every: int = setting("refresh the stale snapshot policy every K steps",
+                                  default=25)
+    policy_pool: list[str] = setting(
+        "other model specs the cross-policy draw may pick besides the snapshot (hf:, "
+        "openai:...)", default_factory=list)
+    off_policy_tokens: str = setting(
+        "how other policies' tokens enter the loss: train (as the current policy's, "
+        "AgentRL), mask (left out), importance (PPO ratio against the sampling policy's "
+        "log-probabilities)", default="train")
+    # Advantages.
+    task_normalisation: str = setting(
+        "z-score advantages per task over the batch's loss tokens: off, env (AgentRL), or "
+        "family (the task's metadata 'family' within its env)", default="env")
+    scale_rewards: str = setting("GRPO group advantage: group (divide by the group's std) "
+                                 "or none", default="group")
+    beta: float = setting("KL coefficient against the starting model (0: no reference "
+                          "model)", default=0.0)
+    # Overlap.
+    overlap: bool = setting("generate the next batch while the current one trains "
+                            "(--no-overlap: lockstep)", default=True)
+    max_staleness: int = setting("most optimiser steps a batch's weights may lag behind the "
+                                 "step that trains on it (overlap only)", default=1)
+    gradient_checkpointing: bool = setting("recompute activations to save memory",
+                                           default=False)
+    logging_steps: int = setting("log every N steps", default=1)
+    report_to: list[str] = setting("where TRL reports metrics (none, tensorboard, wandb...)",
+                                   default_factory=lambda: ["none"])
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.max_steps < 1:
+            raise ConfigError(f"max_steps must be at least 1 (online-grpo counts steps), got "
+                              f"{self.max_steps}")
+        for name in ("num_generations", "concurrency", "max_new_tokens", "steps_per_stage",
+                     "snapshot_every", "generation_batch_size", "max_staleness"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.num_generations < 2:
+            raise ConfigError("num_generations must be at least 2: a group of one has no "
+                              "baseline")
+        if self.env_retries < 0:
+            raise ConfigError(f"env_retries cannot be negative, got {self.env_retries}")
+        batch = self.per_device_train_batch_size * self.gradient_accumulation_steps
+        if batch % self.num_generations:
+            raise ConfigError(
+                f"per_device_train_batch_size x gradient_accumulation_steps ({batch}) must be "
+                f"a multiple of num_generations ({self.num_generations}): each step plays "
+                "whole groups")
+        self._check_choice("reward_metric", REWARD_METRICS)
+        self._check_choice("off_policy_tokens", OFF_POLICY_TOKENS)
+        self._check_choice("task_normalisation", TASK_NORMALISATION)
+        self._check_choice("generation", GENERATION_BACKENDS)
+        self._check_choice("scale_rewards", ("group", "none"))
+        if not 0.0 <= self.cross_policy_prob <= 1.0:
+            raise ConfigError(f"cross_policy_prob must be in [0, 1], got "
+                              f"{self.cross_policy_prob}")
+        if self.temperature <= 0:
+            raise ConfigError(f"temperature must be positive, got {self.temperature}")
+        if self.off_policy_tokens == "importance" and self.policy_pool:
+            raise ConfigError("off_policy_tokens=importance needs every action's sampling "
+                              "log-probabilities; policy_pool models give text only (use "
+                              "train or mask with a pool)")
+        if self.off_policy_tokens == "importance" and self.temperature != 1.0:
+            raise ConfigError("off_policy_tokens=importance compares untempered "
+                              "log-probabilities: it needs temperature 1.0")
+        if self.env_weights is not None:
+            if len(self.env_weights) != len(self.envs):
+                raise ConfigError(f"env_weights has {len(self.env_weights)} entries for "
+                                  f"{len(self.envs)} envs")
+            if any(w < 0 for w in self.env_weights) or not sum(self.env_weights) > 0:
+                raise ConfigError(f"env_weights must be non-negative with a positive sum, "
+                                  f"got {self.env_weights}")
+        if len(set(self.envs)) != len(self.envs):
+            raise ConfigError(f"envs names an env twice: {self.envs} (weigh it instead)")
+        if self.horizon_stages is not None:
+            from colbench.trainers.online_grpo_curriculum import HorizonCurriculum
+
+            HorizonCurriculum.from_settings(self.horizon_stages, self.steps_per_stage)
+
+    def _check_choice(self, name: str, choices: tuple[str, ...]) -> None:
+        if getattr(self, name) not in choices:
+            raise ConfigError(f"{name} must be one of {', '.join(choices)}, got "
+                              f"{getattr(self, name)!r}")
+
+    def weights(self) -> list[float]:
+        """Each env's share of the draws (equal when no weights are set)."""
+        weights = self.env_weights or [1.0] * len(self.envs)
+        total = sum(weights)
+        return [w / total for w in weights]

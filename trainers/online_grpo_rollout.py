@@ -1,0 +1,494 @@
+"""Rollouts of ``online-grpo``: episodes of real colbench envs turned into GRPO samples.
+
+One training step draws its groups (an env and a task each, :class:`TaskDraw`), plays
+``num_generations`` episodes of each with colbench's own evaluation runner (so env failures,
+retries and the run-directory format are the runner's), and turns every episode into one
+sample of TRL's ``rollout_func`` format:
+
+* ``prompt_ids``: the system prompt and first observation, rendered with the chat template
+  and the generation cue, exactly as the policy was prompted at its first turn;
+* ``completion_ids``: every later token of the conversation up to the last agent token; the
+  agent's turns are the token ids the policy generated, unchanged;
+* ``env_mask``: 1 on the agent's tokens (its message and the end-of-turn marker it emitted),
+  0 on everything the environment or the template added (observations, the simulated
+  person's replies, role headers). TRL multiplies its loss mask by it;
+* ``logprobs``: the sampling policy's log-probability of each agent token (0 elsewhere).
+
+The sequence comes from :func:`colbench.trainers.tokenize.tokenize_continuation`, the function
+the offline trainers (``rft``, ``mt-dpo``, ``sweet-rl``) tokenize with, so the masks of online
+and offline training agree token for token. Each agent turn's span there is then checked
+against the ids the policy generated: equal in the normal case; when a tokenizer would encode
+the decoded text differently, the generated ids replace the span (the tokens trained on are the
+tokens sampled), and when the policy stopped at ``max_new_tokens`` without emitting the end
+marker, the marker the template adds is kept as context with mask 0. Such turns are counted
+(``retokenised_turns``).
+
+Each turn's action comes from the current policy or, with probability ``cross_policy_prob``,
+from another member of the pool (the stale snapshot, other model specs); the draw is seeded
+by the episode and the turn (:func:`draw_policy`), and each turn's record says which policy
+played it (``info.policy``, ``info.policy_version``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import random
+import re
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from colbench.errors import ConfigError
+from colbench.models.base import (
+    BaseChatModel,
+    Completion,
+    Conversation,
+    EpisodeContext,
+    SamplingParams,
+)
+from colbench.records import EpisodeRecord, TurnRecord
+from colbench.runner import EvalConfig, RunHooks, Runner
+
+CURRENT = "current"
+SNAPSHOT = "snapshot"
+
+
+# -- what a step plays -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TaskDraw:
+    """One group of a step: ``num_generations`` episodes of ``task_id`` in ``env``."""
+
+    env: str
+    task_id: str
+
+
+def _unit(*parts: Any) -> float:
+    """A number in [0, 1) fixed by ``parts`` (not by PYTHONHASHSEED or call order)."""
+    digest = hashlib.sha256("\x00".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "little") / 2 ** 64
+
+
+def draw_tasks(step: int, count: int, *, envs: Sequence[str], weights: Sequence[float],
+               task_ids: dict[str, Sequence[str]], seed: int, process: int = 0
+               ) -> list[TaskDraw]:
+    """The ``count`` groups of step ``step``: an env by weight, then a task of it uniformly.
+
+    A function of its arguments only, so lockstep and overlapped training (which draws ahead)
+    play the same tasks at the same step, and a rerun plays them again."""
+    rng = random.Random(f"online-grpo:{seed}:{process}:{step}")
+    draws = []
+    for _ in range(count):
+        env = rng.choices(list(envs), weights=list(weights))[0]
+        ids = task_ids[env]
+        if not ids:
+            raise ConfigError(f"env {env!r} has no tasks to train on")
+        draws.append(TaskDraw(env, ids[rng.randrange(len(ids))]))
+    return draws
+
+
+# -- the policies ---------------------------------------------------------------------------
+
+def draw_policy(prob: float, others: Sequence[str], *key: Any) -> str:
+    """Which policy plays the turn named by ``key``: the current one, or with probability
+    ``prob`` one of ``others`` (uniformly). Seeded by ``key`` alone."""
+    if not others or prob <= 0.0:
+        return CURRENT
+    if _unit("cross-policy", *key) >= prob:
+        return CURRENT
+    return others[int(_unit("cross-policy-member", *key) * len(others))]
+
+
+def turn_seed(*key: Any) -> int:
+    """The sampling seed of one model call: a turn's sample does not depend on what else
+    was being generated at the same time."""
+    return int(_unit("sample", *key) * 2 ** 31)
+
+
+class PolicySnapshot:
+    """A stale copy of the policy's weights (AgentRL's cross-policy member).
+
+    ``refresh`` copies the current weights in; the copy then stays as it is while training
+    moves the policy on, until the next refresh."""
+
+    def __init__(self, model: Any) -> None:
+        import copy
+
+        self.model = copy.deepcopy(model)
+        self.model.eval()
+        self.model.requires_grad_(False)
+        self.version: int | None = None
+
+    def refresh(self, state: dict[str, Any], version: int) -> None:
+        self.model.load_state_dict(state)
+        self.version = version
+
+
+def weights_of(model: Any) -> dict[str, Any]:
+    """A detached copy of ``model``'s weights (taken on the training thread, loaded later on
+    the rollout thread)."""
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+class CrossPolicyModel(BaseChatModel):
+    """The agent the runner plays: per turn, the current policy or another pool member.
+
+    ``members`` maps names to chat models (``current`` must be one); ``versions`` gives the
+    weight version of the members that have one. Token ids and log-probabilities are asked
+    for on every call; each completion says in ``extra`` which member made it.
+    """
+
+    name = "online-grpo"
+
+    def __init__(self, members: dict[str, BaseChatModel], *, prob: float, step: int,
+                 seed: int, versions: dict[str, int | None] | None = None) -> None:
+        if CURRENT not in members:
+            raise ConfigError("the policy pool has no current policy")
+        self.members = dict(members)
+        self.others = [name for name in members if name != CURRENT]
+        self.prob = prob
+        self.step = step
+        self.seed = seed
+        self.versions = dict(versions or {})
+
+    async def respond(self, conversation: Conversation, params: SamplingParams | None,
+                      context: EpisodeContext) -> Completion:
+        key = (self.seed, self.step, context.env_id, context.task_id, context.trial,
+               context.turn)
+        member = draw_policy(self.prob, self.others, *key)
+        base = params or SamplingParams()
+        params = replace(base, logprobs=True, seed=turn_seed(*key))
+        completion = await self.members[member].respond(conversation, params, context)
+        completion.extra = {**completion.extra, "policy": member,
+                            "policy_version": self.versions.get(member)}
+        return completion
+
+    def close(self) -> None:
+        """The members belong to the rollout engine, which closes them itself."""
+
+
+# -- recording ------------------------------------------------------------------------------
+
+@dataclass
+class TurnTokens:
+    """What the policy generated at one turn, as the sample needs it."""
+
+    token_ids: list[int] | None
+    logprobs: list[float] | None
+    policy: str
+    version: int | None
+
+
+class RolloutRecorder(RunHooks):
+    """Keeps each turn's token ids and log-probabilities, and writes each turn's provenance
+    into its record (``info.policy``, ``info.policy_version``)."""
+
+    def __init__(self) -> None:
+        self.turns: dict[tuple[str, int], list[TurnTokens]] = {}
+        self._lock = threading.Lock()
+
+    def on_turn(self, context: EpisodeContext, completion: Completion, turn: TurnRecord) -> None:
+        policy = completion.extra.get("policy", CURRENT)
+        version = completion.extra.get("policy_version")
+        turn.info["policy"] = policy
+        turn.info["policy_version"] = version
+        key = (context.task_id, context.trial)
+        with self._lock:
+            if context.turn == 0:  # a retried episode starts over
+                self.turns[key] = []
+            self.turns.setdefault(key, []).append(
+                TurnTokens(completion.token_ids, completion.logprobs, policy, version))
+
+
+# -- samples --------------------------------------------------------------------------------
+
+@dataclass
+class Sample:
+    """One episode as a GRPO sample (see the module docs) and what the trainer logs of it."""
+
+    draw: TaskDraw
+    group: int
+    trial: int
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    env_mask: list[int]
+    logprobs: list[float]
+    reward: float | None
+    record: EpisodeRecord | None
+    #: Turns played by each policy.
+    policies: dict[str, int] = field(default_factory=dict)
+    #: Turns whose generated ids differ from the shared tokenisation (module docs).
+    retokenised_turns: int = 0
+    #: The step whose weights generated it; the trainer sets the staleness when it trains.
+    version: int = 0
+    staleness: int = 0
+    family: str = ""
+
+    @property
+    def dropped(self) -> bool:
+        """An environment failure: no reward, no tokens in the loss."""
+        return self.reward is None
+
+    @property
+    def loss_tokens(self) -> int:
+        return sum(self.env_mask)
+
+
+def episode_reward(record: EpisodeRecord, metric: str) -> float | None:
+    """The trajectory reward from the episode's terminal metrics; None for an environment
+    failure (dropped, never scored 0). A model failure is the agent's and scores 0."""
+    if record.status != "ok":
+        return None
+    if record.failure == "model" and metric not in record.metrics:
+        return 0.0
+    if metric not in record.metrics:
+        raise ConfigError(f"env {record.env!r} reported no {metric!r} metric for task "
+                          f"{record.task_id!r} (it reported: {sorted(record.metrics)}); set "
+                          "reward_metric to one it reports")
+    value = record.metrics[metric]
+    if isinstance(value, bool) or metric == "success":
+        return float(bool(value))
+    return float(value)
+
+
+def episode_tokens(tokenizer: Any, record: EpisodeRecord, turns: Sequence[TurnTokens], *,
+                   off_policy_tokens: str = "train"
+                   ) -> tuple[list[int], list[int], list[int], list[float], int]:
+    """``(prompt_ids, completion_ids, env_mask, logprobs, retokenised_turns)`` of an episode
+    that played at least one turn (module docs)."""
+    from colbench.trainers.data import episode_messages, split_prompt
+    from colbench.trainers.tokenize import tokenize_continuation
+
+    prompt, continuation = split_prompt(episode_messages(record))
+    prompt_ids, ids, turn_index = tokenize_continuation(tokenizer, prompt, continuation)
+    completion: list[int] = []
+    mask: list[int] = []
+    logprobs: list[float] = []
+    retokenised = 0
+    position = 0
+    for turn in range(len(record.turns)):
+        # Context before this turn: observations and template text, not the agent's.
+        while position < len(ids) and turn_index[position] != turn:
+            completion.append(ids[position])
+            mask.append(0)
+            logprobs.append(0.0)
+            position += 1
+        span_end = position
+        while span_end < len(ids) and turn_index[span_end] == turn:
+            span_end += 1
+        span = ids[position:span_end]
+        position = span_end
+        tokens = turns[turn] if turn < len(turns) else None
+        trained = 1
+        if tokens is not None and tokens.policy != CURRENT and off_policy_tokens == "mask":
+            trained = 0
+        generated = tokens.token_ids if tokens is not None else None
+        if not generated:  # a member that gives text only: the shared tokenisation stands
+            completion += span
+            mask += [trained] * len(span)
+            logprobs += [0.0] * len(span)
+            continue
+        sampled = list(tokens.logprobs or [0.0] * len(generated))
+        if generated == span:
+            completion += span
+            mask += [trained] * len(span)
+            logprobs += sampled
+            continue
+        retokenised += 1
+        completion += generated
+        mask += [trained] * len(generated)
+        logprobs += sampled
+        if span and span[-1] != generated[-1]:
+            # Stopped without the end marker: the template adds it to the context.
+            completion.append(span[-1])
+            mask.append(0)
+            logprobs.append(0.0)
+    return prompt_ids, completion, mask, logprobs, retokenised
+
+
+def failed_sample(draw: TaskDraw, group: int, trial: int, record: EpisodeRecord | None,
+                  filler: int) -> Sample:
+    """An environment failure's place in the batch: one masked token, no reward."""
+    return Sample(draw=draw, group=group, trial=trial, prompt_ids=[filler],
+                  completion_ids=[filler], env_mask=[0], logprobs=[0.0], reward=None,
+                  record=record)
+
+
+# -- playing a step -------------------------------------------------------------------------
+
+def _slug(env: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", env).strip("_") or "env"
+
+
+@dataclass
+class RolloutSettings:
+    """What the engine needs of the trainer's config."""
+
+    num_generations: int
+    reward_metric: str = "score"
+    split: str = "train"
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    concurrency: int = 8
+    env_retries: int = 0
+    temperature: float = 1.0
+    max_new_tokens: int = 256
+    off_policy_tokens: str = "train"
+    seed: int = 0
+
+
+class RolloutEngine:
+    """Plays a step's groups in the envs and returns their samples.
+
+    Each step's episodes are written as run directories under ``out/step-NNNNNN/ENV``
+    (``colbench show``/``report`` read them like evaluations). Pluggable: anything with a
+    ``play(step, draws, policy, budget) -> list[Sample]`` method can feed the trainer (a
+    remote or Ray-backed runner included).
+    """
+
+    def __init__(self, settings: RolloutSettings, tokenizer: Any, out: Path, *,
+                 families: Callable[[str, str], str] | None = None) -> None:
+        self.settings = settings
+        self.tokenizer = tokenizer
+        self.out = Path(out)
+        self.families = families
+        filler = tokenizer.pad_token_id
+        self.filler = filler if filler is not None else tokenizer.eos_token_id
+
+    def play(self, step: int, draws: Sequence[TaskDraw], policy: BaseChatModel,
+             budget: int | None = None) -> list[Sample]:
+        """Play ``num_generations`` episodes of every draw; one sample per episode, groups in
+        the order of ``draws``."""
+        samples: list[Sample | None] = [None] * (len(draws) * self.settings.num_generations)
+        for env, rounds in self._rounds(draws).items():
+            for round_index, groups in enumerate(rounds):
+                folder = self.out / f"step-{step:06d}" / _slug(env)
+                if round_index:
+                    folder = folder.with_name(f"{folder.name}-{round_index}")
+                self._play_round(env, groups, draws, policy, budget, step, folder, samples)
+        return [s for s in samples if s is not None]
+
+    @staticmethod
+    def _rounds(draws: Sequence[TaskDraw]) -> dict[str, list[list[int]]]:
+        """Per env, the groups split into rounds of distinct tasks (a runner plays each task
+        once per trial)."""
+        rounds: dict[str, list[list[int]]] = {}
+        for group, draw in enumerate(draws):
+            env_rounds = rounds.setdefault(draw.env, [])
+            for members in env_rounds:
+                if all(draws[g].task_id != draw.task_id for g in members):
+                    members.append(group)
+                    break
+            else:
+                env_rounds.append([group])
+        return rounds
+
+    def _play_round(self, env: str, groups: list[int], draws: Sequence[TaskDraw],
+                    policy: BaseChatModel, budget: int | None, step: int, folder: Path,
+                    samples: list[Sample | None]) -> None:
+        settings = self.settings
+        env_kwargs = dict(settings.env_kwargs)
+        env_kwargs.setdefault("split", settings.split)
+        if budget is not None:
+            env_kwargs["max_turns"] = budget
+        config = EvalConfig(
+            env=env, model=f"online-grpo:step-{step}", out=folder, split=settings.split,
+            trials=settings.num_generations, concurrency=settings.concurrency,
+            seed=int(_unit("episode-seed", settings.seed, step, env) * 2 ** 31),
+            env_kwargs=env_kwargs,
+            sampling=SamplingParams(temperature=settings.temperature,
+                                    max_tokens=settings.max_new_tokens, logprobs=True),
+            max_env_retries=settings.env_retries, max_consecutive_failures=0, resume=False,
+            progress=False)
+        recorder = RolloutRecorder()
+        runner = Runner(config, model=policy, hooks=[recorder])
+        try:
+            wanted = {draws[g].task_id for g in groups}
+            by_id = {task.id: task for task in runner.tasks}
+            missing = sorted(wanted - set(by_id))
+            if missing:
+                raise ConfigError(f"env {env!r} has no task(s) {missing} in split "
+                                  f"{settings.split!r}")
+            from colbench.tasks import TaskSet
+
+            runner.tasks = TaskSet(f"online-grpo-step-{step}",
+                                   [by_id[draws[g].task_id] for g in groups])
+            asyncio.run(_run(runner, settings.concurrency))
+            records = {record.key: record for record in runner.run_dir.latest_episodes()}
+        finally:
+            runner.close()
+        for group in groups:
+            draw = draws[group]
+            for trial in range(settings.num_generations):
+                record = records.get((draw.task_id, trial))
+                index = group * settings.num_generations + trial
+                samples[index] = self._sample(draw, group, trial, record,
+                                              recorder.turns.get((draw.task_id, trial), []))
+
+    def _sample(self, draw: TaskDraw, group: int, trial: int, record: EpisodeRecord | None,
+                turns: list[TurnTokens]) -> Sample:
+        if record is None:
+            return failed_sample(draw, group, trial, record, self.filler)
+        reward = episode_reward(record, self.settings.reward_metric)
+        if reward is None or not record.turns:
+            sample = failed_sample(draw, group, trial, record, self.filler)
+            sample.reward = reward  # a model failure before any turn still scores 0
+        else:
+            prompt_ids, completion, mask, logprobs, retokenised = episode_tokens(
+                self.tokenizer, record, turns, off_policy_tokens=self.settings.off_policy_tokens)
+            sample = Sample(draw=draw, group=group, trial=trial, prompt_ids=prompt_ids,
+                            completion_ids=completion, env_mask=mask, logprobs=logprobs,
+                            reward=reward, record=record, retokenised_turns=retokenised)
+        for tokens in turns[:len(record.turns)]:
+            sample.policies[tokens.policy] = sample.policies.get(tokens.policy, 0) + 1
+        versions = [t.version for t in turns if t.policy == CURRENT and t.version is not None]
+        sample.version = min(versions) if versions else 0
+        if self.families is not None:
+            sample.family = self.families(draw.env, draw.task_id)
+        return sample
+
+
+async def _run(runner: Runner, concurrency: int) -> Any:
+    loop = asyncio.get_running_loop()
+    loop.set_default_executor(ThreadPoolExecutor(max_workers=concurrency + 4,
+                                                 thread_name_prefix="online-grpo-model"))
+    return await runner.run()
+
+
+# -- overlap --------------------------------------------------------------------------------
+
+class OverlapScheduler:
+    """Rollouts of later steps run on a worker thread while the current step trains.
+
+    ``take(step, launch)`` returns step ``step``'s batch: the one prepared ahead, or one made
+    now. ``launch(s)`` is called on the training thread and returns the job that makes batch
+    ``s`` (capturing the weights it must use at that moment); jobs run one at a time on the
+    worker. With ``overlap`` off every batch is made when it is taken (lockstep). At most
+    ``max_staleness`` batches are prepared ahead, so a batch's weights lag the step that
+    trains on it by at most that many steps.
+    """
+
+    def __init__(self, *, overlap: bool, max_staleness: int, last_step: int) -> None:
+        self.overlap = overlap
+        self.max_staleness = max_staleness
+        self.last_step = last_step
+        self._pending: dict[int, Future] = {}
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="online-grpo")
+
+    def take(self, step: int, launch: Callable[[int], Callable[[], Any]]) -> Any:
+        future = self._pending.pop(step, None)
+        batch = future.result() if future is not None else launch(step)()
+        if self.overlap:
+            for ahead in range(step + 1, min(step + self.max_staleness, self.last_step) + 1):
+                if ahead not in self._pending:
+                    self._pending[ahead] = self._executor.submit(launch(ahead))
+        return batch
+
+    def close(self) -> None:
+        for future in self._pending.values():
+            future.cancel()
+        self._executor.shutdown(wait=True, cancel_futures=True)
+        self._pending.clear()

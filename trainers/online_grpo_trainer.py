@@ -1,0 +1,425 @@
+"""``online-grpo``: online multi-turn GRPO over colbench envs, on TRL's ``GRPOTrainer``.
+
+TRL runs the optimisation (loss, clipping, KL, accelerate/DeepSpeed, logging, checkpoints);
+colbench supplies the rollouts through ``rollout_func`` and the advantages:
+
+1. **Rollouts** (:mod:`colbench.trainers.online_grpo_rollout`): each step draws its groups
+   (env by weight, task uniformly), plays ``num_generations`` episodes of each in the real env
+   with colbench's runner, and returns the exact generated tokens with an ``env_mask`` that
+   keeps observations and the simulated person's replies out of the loss. The episodes are
+   written as run directories under ``OUT/rollouts/step-NNNNNN/ENV``.
+2. **Horizon curriculum** (:mod:`colbench.trainers.online_grpo_curriculum`): each step's turn
+   budget, passed to the env as its ``max_turns``.
+3. **Cross-policy sampling**: a turn's action comes from a stale snapshot (refreshed every
+   ``snapshot_every`` steps) or a pool model with probability ``cross_policy_prob``.
+4. **Advantages** (:mod:`colbench.trainers.online_grpo_advantages`): the group advantage, then
+   z-scored per task (env or family) over the batch's loss tokens. They replace TRL's.
+5. **Failures are not rewards**: an episode the environment failed has no reward, is left out
+   of its group's baseline, and has no token in the loss; it is counted
+   (``rollout/env_failures``).
+6. **Overlap**: the next step's rollouts run on a copy of the weights while the current step
+   trains; ``max_staleness`` bounds the lag, recorded per sample.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from colbench.errors import ConfigError, MissingExtraError
+from colbench.trainers.base import TrainerPlugin, TrainResult, register_trainer
+from colbench.trainers.data import TrajectoryData
+from colbench.trainers.model_io import ModelSource
+from colbench.trainers.online_grpo_config import OnlineGRPOConfig
+
+ROLLOUT_DIR = "rollouts"
+SAMPLES_FILE = "samples.jsonl"
+REWARD_KEY = "colbench_reward"
+
+
+def check_generation_backend(generation: str) -> None:
+    """``hf`` always works; the vLLM modes need vllm (colbench[gpu])."""
+    if generation == "hf":
+        return
+    try:
+        import vllm  # noqa: F401
+    except ImportError as exc:
+        raise MissingExtraError(f"online-grpo with generation={generation}", "gpu",
+                                "vllm") from exc
+    raise ConfigError(f"generation={generation}: rollouts through TRL's vLLM engine are not "
+                      "wired into online-grpo yet; use generation=hf")
+
+
+def env_task_ids(env: str, *, split: str, num_tasks: int | None,
+                 env_kwargs: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
+    """The task ids of ``env`` the rollouts draw from, and each task's family."""
+    from colbench.envs import make
+
+    options = dict(env_kwargs)
+    options.setdefault("split", split)
+    try:
+        instance = make(env, **options)
+    except Exception as exc:
+        raise ConfigError(f"cannot make env {env!r} with {options}: {exc}") from exc
+    try:
+        tasks = list(instance.unwrapped.tasks.subset(num_tasks))
+    finally:
+        instance.close()
+    families = {task.id: str(task.metadata.get("family") or task.suite) for task in tasks}
+    return [task.id for task in tasks], families
+
+
+def reward_from_rollout(prompts: list[Any], completions: list[Any], **kwargs: Any
+                        ) -> list[float | None]:
+    """TRL reward function: the env's terminal reward the rollout carried (None: an
+    environment failure, which TRL leaves out of its reward statistics)."""
+    return list(kwargs[REWARD_KEY])
+
+
+def _grpo_trainer_class() -> type:
+    """``GRPOTrainer`` with colbench's advantages (built lazily: TRL loads on first use)."""
+    import torch
+    from accelerate.utils import gather_object
+    from trl import GRPOTrainer
+
+    from colbench.trainers.online_grpo_advantages import group_advantages, task_normalise
+
+    class ColbenchGRPOTrainer(GRPOTrainer):
+        """TRL's ``GRPOTrainer``; the advantages of each batch are colbench's (module docs),
+        and with ``off_policy_tokens=importance`` the PPO ratio is taken against the
+        sampling policies' log-probabilities."""
+
+        _tag_names = ["trl", "grpo", "colbench", "multi-turn", "online"]
+        colbench: Any = None  # the _OnlineRun, set after construction
+
+        def _generate_and_score_completions(self, inputs: list[dict[str, Any]]
+                                            ) -> dict[str, Any]:
+            output = super()._generate_and_score_completions(inputs)
+            run = self.colbench
+            samples = run.last_samples
+            device = output["advantages"].device
+            local = [(s.reward, (self.accelerator.process_index, s.group), run.task_key(s),
+                      s.loss_tokens) for s in samples]
+            everything = gather_object(local)
+            rewards = [r for r, _, _, _ in everything]
+            groups = [g for _, g, _, _ in everything]
+            advantages = group_advantages(rewards, groups, scale=run.config.scale_rewards)
+            if run.config.task_normalisation != "off":
+                advantages = task_normalise(advantages, [t for _, _, t, _ in everything],
+                                            [n for _, _, _, n in everything])
+            start = self.accelerator.process_index * len(samples)
+            mine = advantages[start:start + len(samples)]
+            output["advantages"] = torch.tensor(mine, dtype=torch.float32, device=device)
+            if run.config.off_policy_tokens == "importance":
+                width = output["completion_ids"].shape[1]
+                old = torch.zeros((len(samples), width), dtype=torch.float32, device=device)
+                for row, sample in enumerate(samples):
+                    values = sample.logprobs[:width]
+                    old[row, :len(values)] = torch.tensor(values, dtype=torch.float32)
+                output["old_per_token_logps"] = old
+            run.after_advantages(self, samples, mine)
+            return output
+
+    return ColbenchGRPOTrainer
+
+
+class _OnlineRun:
+    """The state of one training run that the rollout function and the trainer share."""
+
+    def __init__(self, config: OnlineGRPOConfig, tokenizer: Any, out: Path,
+                 task_ids: dict[str, list[str]], families: dict[str, dict[str, str]]) -> None:
+        from colbench.trainers.online_grpo_curriculum import HorizonCurriculum
+        from colbench.trainers.online_grpo_rollout import (
+            OverlapScheduler,
+            RolloutEngine,
+            RolloutSettings,
+        )
+
+        self.config = config
+        self.tokenizer = tokenizer
+        self.out = out
+        self.task_ids = task_ids
+        self.families = families
+        self.curriculum = HorizonCurriculum.from_settings(config.horizon_stages,
+                                                          config.steps_per_stage)
+        settings = RolloutSettings(
+            num_generations=config.num_generations, reward_metric=config.reward_metric,
+            split=config.split, env_kwargs=dict(config.env_kwargs),
+            concurrency=config.concurrency, env_retries=config.env_retries,
+            temperature=config.temperature, max_new_tokens=config.max_new_tokens,
+            off_policy_tokens=config.off_policy_tokens, seed=config.seed)
+        #: Anything with RolloutEngine's ``play`` can stand in (a remote runner).
+        self.engine = RolloutEngine(settings, tokenizer, out / ROLLOUT_DIR,
+                                    families=lambda env, task: families[env].get(task, env))
+        self.scheduler = OverlapScheduler(overlap=config.overlap,
+                                          max_staleness=config.max_staleness,
+                                          last_step=config.max_steps - 1)
+        self.last_samples: list[Any] = []
+        #: Episodes trained on, and environment failures dropped, over the whole run.
+        self.episodes = 0
+        self.env_failures = 0
+        self.pool_models: dict[str, Any] = {}
+        self._models: dict[str, Any] = {}  # chat models wrapping torch modules, by role
+        self._snapshot: Any = None
+        self._rollout_copy: Any = None
+        self._lock = threading.Lock()
+
+    # -- the policies -------------------------------------------------------------------------
+    def task_key(self, sample: Any) -> str:
+        if self.config.task_normalisation == "family":
+            return f"{sample.draw.env}\x00{sample.family}"
+        return sample.draw.env
+
+    def _chat(self, role: str, module: Any) -> Any:
+        from colbench.models.hf import HFChatModel
+
+        if role not in self._models:
+            self._models[role] = HFChatModel(module, self.tokenizer, name=f"online-grpo:{role}",
+                                             batch_size=self.config.generation_batch_size)
+        return self._models[role]
+
+    def load_pool(self) -> None:
+        from colbench.models.spec import load_model
+
+        for spec in self.config.policy_pool:
+            self.pool_models[spec] = load_model(spec)
+
+    def _launch(self, trainer: Any, step: int) -> Any:
+        """The job that plays step ``step``'s batch with the weights of this moment."""
+        from colbench.trainers.online_grpo_rollout import (
+            CURRENT,
+            SNAPSHOT,
+            CrossPolicyModel,
+            PolicySnapshot,
+            draw_tasks,
+            weights_of,
+        )
+
+        config = self.config
+        model = trainer.accelerator.unwrap_model(trainer.model)
+        version = trainer.state.global_step
+        lockstep = not config.overlap
+        weights = None if lockstep else weights_of(model)
+        use_snapshot = config.cross_policy_prob > 0
+        refresh = use_snapshot and (self._snapshot is None
+                                    or version % config.snapshot_every == 0)
+        if use_snapshot and self._snapshot is None:
+            self._snapshot = PolicySnapshot(model)
+        snapshot_weights = (weights if weights is not None else weights_of(model)) \
+            if refresh else None
+        if not lockstep and self._rollout_copy is None:
+            self._rollout_copy = PolicySnapshot(model)
+        count = (config.per_device_train_batch_size * config.gradient_accumulation_steps
+                 // config.num_generations)
+        draws = draw_tasks(step, count, envs=config.envs, weights=config.weights(),
+                           task_ids=self.task_ids, seed=config.seed,
+                           process=trainer.accelerator.process_index)
+        budget = self.curriculum.budget(step)
+
+        def job() -> list[Any]:
+            if snapshot_weights is not None:
+                self._snapshot.refresh(snapshot_weights, version)
+            if lockstep:
+                current = self._chat("current", model)
+            else:
+                self._rollout_copy.refresh(weights, version)
+                current = self._chat("rollout-copy", self._rollout_copy.model)
+            members = {CURRENT: current}
+            versions: dict[str, int | None] = {CURRENT: version}
+            if self._snapshot is not None:
+                members[SNAPSHOT] = self._chat("snapshot", self._snapshot.model)
+                versions[SNAPSHOT] = self._snapshot.version
+            members.update(self.pool_models)
+            policy = CrossPolicyModel(members, prob=config.cross_policy_prob, step=step,
+                                      seed=config.seed, versions=versions)
+            was_training = model.training
+            if lockstep:
+                model.eval()
+            try:
+                samples = self.engine.play(step, draws, policy, budget)
+            finally:
+                if lockstep and was_training:
+                    model.train()
+            for sample in samples:
+                sample.version = version
+            return samples
+
+        return job
+
+    # -- TRL's rollout_func -------------------------------------------------------------------
+    def rollout_func(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
+        step = trainer.state.global_step
+        samples = self.scheduler.take(step, lambda s: self._launch(trainer, s))
+        if len(samples) != len(prompts):
+            raise ConfigError(f"step {step}: {len(samples)} rollouts for {len(prompts)} "
+                              "prompts; per_device_train_batch_size x "
+                              "gradient_accumulation_steps must match TRL's generation batch")
+        if all(s.dropped for s in samples):
+            raise ConfigError(f"step {step}: every episode failed in the environment; see "
+                              f"the records under {self.out / ROLLOUT_DIR}")
+        for sample in samples:
+            sample.staleness = step - sample.version
+        self.last_samples = samples
+        self.episodes += len(samples)
+        self.env_failures += sum(s.dropped for s in samples)
+        self._log_rollouts(trainer, step, samples)
+        return {"prompt_ids": [s.prompt_ids for s in samples],
+                "completion_ids": [s.completion_ids for s in samples],
+                "logprobs": [s.logprobs for s in samples],
+                "env_mask": [s.env_mask for s in samples],
+                REWARD_KEY: [s.reward for s in samples]}
+
+    def _log_rollouts(self, trainer: Any, step: int, samples: list[Any]) -> None:
+        metrics = trainer._metrics["train"]
+        kept = [s for s in samples if not s.dropped]
+        metrics["rollout/env_failures"].append(float(len(samples) - len(kept)))
+        budget = self.curriculum.budget(step)
+        if budget is not None:
+            metrics["rollout/horizon"].append(float(budget))
+        metrics["rollout/staleness"].append(sum(s.staleness for s in samples) / len(samples))
+        metrics["rollout/retokenised_turns"].append(
+            float(sum(s.retokenised_turns for s in samples)))
+        by_env: dict[str, list[Any]] = defaultdict(list)
+        for sample in kept:
+            by_env[sample.draw.env].append(sample)
+        for env, group in by_env.items():
+            metrics[f"rollout/reward/{env}"].append(sum(s.reward for s in group) / len(group))
+            successes = [bool(s.record.metrics.get("success")) for s in group if s.record]
+            if successes:
+                metrics[f"rollout/success/{env}"].append(sum(successes) / len(successes))
+        turns = [len(s.record.turns) for s in kept if s.record is not None]
+        if turns:
+            metrics["rollout/turns"].append(sum(turns) / len(turns))
+        played: dict[str, int] = defaultdict(int)
+        for sample in kept:
+            for policy, count in sample.policies.items():
+                played[policy] += count
+        total = sum(played.values())
+        if total:
+            for policy in ("current", "snapshot", *self.config.policy_pool):
+                metrics[f"rollout/policy_share/{policy}"].append(played.get(policy, 0) / total)
+
+    def after_advantages(self, trainer: Any, samples: list[Any], advantages: list[float]
+                         ) -> None:
+        """Write the step's per-sample record (reward, advantage, staleness, provenance)."""
+        if not trainer.is_world_process_zero():
+            return
+        step = trainer.state.global_step
+        folder = self.out / ROLLOUT_DIR / f"step-{step:06d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / SAMPLES_FILE, "a", encoding="utf-8") as handle:
+            for sample, advantage in zip(samples, advantages, strict=True):
+                handle.write(json.dumps({
+                    "env": sample.draw.env, "task_id": sample.draw.task_id,
+                    "trial": sample.trial, "group": sample.group, "reward": sample.reward,
+                    "advantage": advantage, "dropped": sample.dropped,
+                    "loss_tokens": sample.loss_tokens, "version": sample.version,
+                    "staleness": sample.staleness, "policies": sample.policies,
+                    "retokenised_turns": sample.retokenised_turns,
+                    "horizon": self.curriculum.budget(step)}) + "\n")
+
+    def close(self) -> None:
+        self.scheduler.close()
+        for model in [*self._models.values(), *self.pool_models.values()]:
+            model.close()
+
+
+def _placeholder_dataset(rows: int) -> Any:
+    """TRL needs a dataset of prompts; online-grpo draws its own tasks per step, so the rows
+    only set how many samples each step asks for."""
+    from datasets import Dataset
+
+    return Dataset.from_list([{"prompt": "colbench online rollout"} for _ in range(rows)])
+
+
+@register_trainer
+class OnlineGRPOTrainer(TrainerPlugin):
+    """Online multi-turn GRPO (see the module docs)."""
+
+    name = "online-grpo"
+    config_class = OnlineGRPOConfig
+    summary = ("online multi-turn GRPO in the envs: group advantages, horizon curriculum, "
+               "cross-policy sampling, task normalisation")
+    needs_data = False
+
+    config: OnlineGRPOConfig
+
+    def validate(self, data: TrajectoryData | None) -> None:
+        if not self.config.envs:
+            raise ConfigError("online-grpo plays envs: pass --env ENV_ID (or envs: [...] in "
+                              "the config)")
+        from colbench import registry
+
+        for env in self.config.envs:
+            try:
+                registry.envs.get(env)
+            except Exception as exc:
+                raise ConfigError(f"online-grpo: {exc}") from exc
+        check_generation_backend(self.config.generation)
+
+    def train(self, model: ModelSource, data: TrajectoryData | None, out: Path) -> TrainResult:
+        from trl import GRPOConfig
+
+        from colbench.trainers.model_io import (
+            load_causal_lm,
+            load_tokenizer,
+            lora_config,
+            write_model_card,
+        )
+        from colbench.trainers.trl_ext import make_config, save_trained, training_arguments
+
+        config = self.config
+        self.validate(data)
+        task_ids: dict[str, list[str]] = {}
+        families: dict[str, dict[str, str]] = {}
+        for env in config.envs:
+            task_ids[env], families[env] = env_task_ids(
+                env, split=config.split, num_tasks=config.num_tasks,
+                env_kwargs=config.env_kwargs)
+        tokenizer = load_tokenizer(model, trust_remote_code=config.trust_remote_code)
+        policy = load_causal_lm(model, dtype=config.dtype,
+                                trust_remote_code=config.trust_remote_code)
+        arguments = training_arguments(
+            config, out, num_generations=config.num_generations,
+            temperature=config.temperature, beta=config.beta,
+            scale_rewards=config.scale_rewards, max_completion_length=config.max_new_tokens,
+            report_to=config.report_to, shuffle_dataset=False)
+        arguments.pop("max_length", None)  # GRPOConfig bounds completions, not sequences
+        arguments["report_to"] = config.trl_args.get("report_to", config.report_to)
+        args = make_config(GRPOConfig, arguments)
+        run = _OnlineRun(config, tokenizer, out, task_ids, families)
+        run.load_pool()
+        trainer_class = _grpo_trainer_class()
+        groups = (config.per_device_train_batch_size * config.gradient_accumulation_steps
+                  // config.num_generations)
+        try:
+            trainer = trainer_class(
+                model=policy, reward_funcs=[reward_from_rollout], args=args,
+                train_dataset=_placeholder_dataset(max(64, 4 * groups)),
+                processing_class=tokenizer, rollout_func=run.rollout_func,
+                peft_config=lora_config(config))
+            trainer.colbench = run
+            result = trainer.train()
+        finally:
+            run.close()
+        save_trained(trainer, tokenizer, out)
+        metrics = {k: round(v, 6) if isinstance(v, float) and math.isfinite(v) else v
+                   for k, v in result.metrics.items()}
+        metrics.update(steps=trainer.state.global_step, episodes=run.episodes,
+                       env_failures=run.env_failures)
+        if trainer.is_world_process_zero():
+            write_model_card(
+                out, trainer=self.name, source=model, config=config, adapter=config.lora,
+                data_text=(f"Online rollouts in {', '.join(config.envs)} (split "
+                           f"{config.split}), written as run directories under "
+                           f"`{ROLLOUT_DIR}/`."),
+                summary=self.summary, metrics=metrics,
+                method="Online multi-turn GRPO (TRL `GRPOTrainer` with a colbench "
+                       "`rollout_func`): group advantages over whole episodes, loss on the "
+                       "agent's tokens only.")
+        return TrainResult(path=out, metrics=metrics, adapter=config.lora,
+                           artefacts={"rollouts": out / ROLLOUT_DIR})
