@@ -13,6 +13,8 @@ Choosing one (``--simulator SPEC`` on the command line, ``simulator=`` on an env
 - ``"model:SPEC"``, or any model spec whose kind is a registered model kind (``openai:gpt-4o``,
   ``python:mod:fn``): the suite's ``<suite>/model``, given that model spec;
 - a registered name, with or without the suite's prefix (``backend/builtin``, ``mine``);
+- ``NAME:ARGUMENT`` for a registered ``NAME`` that is not a model kind: that simulator, given
+  the argument (``challenge:URL``, the leaderboard's remote simulated human);
 - ``module:Class``: that class (or factory), imported;
 - an object with a ``reply`` method: used as it is.
 
@@ -144,9 +146,13 @@ def make_simulator(spec: Any, *, suite: str) -> Any:
     for name in (f"{suite}/{text}", text):
         if name in registry.simulators:
             return _build(name, text)
-    kind, sep, _ = text.partition(":")
+    kind, sep, argument = text.partition(":")
     if sep and kind in registry.models:
         return _suite_model(suite, text, text)
+    if sep:
+        for name in (f"{suite}/{kind}", kind):
+            if kind != MODEL and name in registry.simulators:
+                return _build(name, text, argument)
     if sep:
         try:
             factory = registry.import_object(text)

@@ -25,6 +25,7 @@ from sqlalchemy import (
     LargeBinary,
     String,
     Text,
+    UniqueConstraint,
     create_engine,
     event,
 )
@@ -116,6 +117,41 @@ class Submission(Base):
         # Covers the boards' freshness check (count and latest verdict per board).
         Index("ix_submissions_board", "env", "split", "status", "verified_at"),
         Index("ix_submissions_status_created", "status", "created_at"),
+    )
+
+
+class Challenge(Base):
+    """A challenge split minted from the server's secret: its hidden tasks (privileged data
+    included) never leave the server; submitters get :func:`public views
+    <colbench.leaderboard.challenge.public_task>` of them, whose hash is ``public_hash``."""
+
+    __tablename__ = "challenges"
+
+    name: Mapped[str] = mapped_column(String(40), primary_key=True)
+    env: Mapped[str] = mapped_column(String(200), nullable=False)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, nullable=False)
+    task_count: Mapped[int] = mapped_column(Integer, nullable=False)
+    public_hash: Mapped[str] = mapped_column(String(100), unique=True, nullable=False)
+    #: The hidden task set as gzip-compressed JSON lines.
+    tasks_gz: Mapped[bytes] = mapped_column(LargeBinary, nullable=False)
+
+
+class ChallengeQuestion(Base):
+    """One distinct question a token asked the server's simulated human about one challenge
+    task: what the per-task question budget counts (asking the same again costs nothing)."""
+
+    __tablename__ = "challenge_questions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    challenge: Mapped[str] = mapped_column(ForeignKey("challenges.name"), nullable=False)
+    token_id: Mapped[int] = mapped_column(ForeignKey("tokens.id"), nullable=False)
+    task_id: Mapped[str] = mapped_column(String(100), nullable=False)
+    digest: Mapped[str] = mapped_column(String(64), nullable=False)
+    asked_at: Mapped[dt.datetime] = mapped_column(DateTime, nullable=False)
+
+    __table_args__ = (
+        UniqueConstraint("challenge", "token_id", "task_id", "digest",
+                         name="uq_challenge_questions"),
     )
 
 

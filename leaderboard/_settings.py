@@ -69,11 +69,19 @@ class LeaderboardSettings:
     verify_wall_seconds: float = 3600.0
     #: Rows per board page.
     page_size: int = 100
+    #: The secret challenge splits are minted from (``colbench leaderboard challenge mint``;
+    #: default: ``$COLBENCH_CHALLENGE_SECRET``). Never published: whoever knows it can
+    #: regenerate every hidden reference. At least 16 characters.
+    challenge_secret: str | None = None
+    #: Distinct questions one token may ask the server's simulated human about one challenge
+    #: task: this many episodes' worth of the env's turn budget (retries and resumed runs
+    #: asking the same again cost nothing).
+    challenge_episodes_per_task: int = 3
 
     def __post_init__(self) -> None:
         for name in ("max_upload_bytes", "max_episodes_bytes", "max_summary_bytes",
                      "max_metadata_bytes", "max_records", "rate_limit", "max_verify_attempts",
-                     "page_size", "verify_memory_bytes"):
+                     "page_size", "verify_memory_bytes", "challenge_episodes_per_task"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"leaderboard setting {name} must be a positive integer, "
@@ -90,6 +98,10 @@ class LeaderboardSettings:
         if not isinstance(self.rescore_threads, int) or self.rescore_threads < 0:
             raise ConfigError("leaderboard setting rescore_threads must be an integer >= 0, "
                               f"got {self.rescore_threads!r}")
+        secret = self.challenge_secret
+        if secret is not None and (not isinstance(secret, str) or len(secret) < 16):
+            raise ConfigError("leaderboard setting challenge_secret must be a string of at "
+                              "least 16 characters (or null)")
         from colbench.leaderboard._versions import parse_version
 
         if parse_version(self.min_colbench_version) is None:

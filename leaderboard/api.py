@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from colbench.leaderboard import queries
 from colbench.leaderboard._db import PENDING, Submission, Token, utcnow
 from colbench.leaderboard.app import state
+from colbench.leaderboard.challenge import challenge_for_run, challenge_name
 from colbench.leaderboard.tokens import AuthError, authenticate
 from colbench.leaderboard.upload import (
     Metadata,
@@ -109,10 +110,13 @@ def submit() -> Any:
         run = parse_run(summary_bytes, episodes_raw,
                         max_episodes_bytes=settings.max_episodes_bytes,
                         max_records=settings.max_records)
-        _identify(run)
+        challenge = challenge_for_run(st.db, run.summary)
+        if challenge is None:
+            _identify(run)
     except UploadError as exc:
         return refuse(exc.status, exc.message)
-    stored = _store(token, run, metadata, episodes_raw)
+    stored = _store(token, run, metadata, episodes_raw,
+                    split=challenge.split if challenge is not None else None)
     if not isinstance(stored, str):
         return stored
     st.worker.wake()
@@ -152,9 +156,11 @@ def _identify(run: ParsedRun) -> None:
                                "tasks")
 
 
-def _store(token: Token, run: ParsedRun, metadata: Metadata, episodes_raw: bytes) -> Any:
+def _store(token: Token, run: ParsedRun, metadata: Metadata, episodes_raw: bytes, *,
+           split: str | None = None) -> Any:
     """Insert the submission in one transaction that re-checks the token and the rate limit
-    under a lock; the id, or a refusal response."""
+    under a lock; the id, or a refusal response. ``split``: the board it is listed on, when
+    not the run's own (a challenge's)."""
     st = state()
     summary = run.summary
     digest = run.digest()
@@ -178,7 +184,7 @@ def _store(token: Token, run: ParsedRun, metadata: Metadata, episodes_raw: bytes
                 return _duplicate(existing[0], existing[1])
             session.add(Submission(
                 id=submission_id, token_id=token.id, status=PENDING, errors="[]",
-                created_at=utcnow(), env=summary.env, split=summary.split or "",
+                created_at=utcnow(), env=summary.env, split=split or summary.split or "",
                 run_model=summary.model, simulator=summary.simulator, scorer=summary.scorer,
                 colbench_version=summary.colbench_version,
                 task_set_name=summary.task_set.name, task_set_hash=summary.task_set.hash,
@@ -209,7 +215,8 @@ def _duplicate(submission_id: str, status: str) -> Any:
 def submission_json(item: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": item["id"], "status": item["status"], "errors": item["errors"],
-        "env": item["env"], "split": item["split"], "model_name": item["model_name"],
+        "env": item["env"], "split": item["split"], "challenge": challenge_name(item["split"]),
+        "model_name": item["model_name"],
         "organization": item["organization"], "revision": item["revision"],
         "base_model": item["base_model"], "adapter": item["adapter"],
         "open_weights": item["open_weights"], "run_model": item["run_model"],
@@ -236,7 +243,8 @@ def get_submission(submission_id: str) -> Any:
 @api.get("/boards")
 def list_boards() -> Any:
     return jsonify({"boards": [{"env": b.env, "split": b.split, "entries": b.entries,
-                                "verified": b.verified} for b in queries.boards(state().db)]})
+                                "verified": b.verified, "challenge": challenge_name(b.split)}
+                               for b in queries.boards(state().db)]})
 
 
 def _metric(mean: float | None, lo: float | None, hi: float | None) -> dict[str, Any] | None:
@@ -273,3 +281,7 @@ def get_leaderboard() -> Any:
     } for row in result.rows]
     return jsonify({"env": env, "split": split, "total": result.total, "page": result.page,
                     "pages": result.pages, "entries": entries})
+
+
+# The challenge routes join this blueprint (they need it defined first).
+from colbench.leaderboard import challenge_api  # noqa: E402,F401

@@ -129,6 +129,17 @@ class SuiteCatalog:
         self._task_sets: dict[tuple[str, str], TaskSet] = {}
         self._prefix_hashes: dict[tuple[str, str, int], str] = {}
         self._lock = threading.RLock()
+        self._given = tuple(suites or ())
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What a verification process gets (the worker sends it the catalog): the given
+        suites and whether to serve registered envs. Caches and the lock stay behind, and so
+        does the sandbox: a pool belongs to the process that started it, so the verification
+        process starts its own."""
+        return {"suites": self._given, "registered_envs": self._registered_envs}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        SuiteCatalog.__init__(self, state["suites"], registered_envs=state["registered_envs"])
 
     def get(self, env_id: str) -> Suite | None:
         with self._lock:

@@ -8,12 +8,14 @@ database: a claim is an atomic conditional ``UPDATE``.
 
 Each verification runs in a child process of its own (:func:`verify_isolated`), never in the
 process that claimed it, which may be the web server's: the values hostile answers return
-can cost minutes of CPU to decode, and the board must keep answering meanwhile. The child is
-forked, so it starts with the server's catalog (its suites, replays and cached task sets)
-without loading anything again; it touches no database connection (it gets the stored upload
-and sends back its :class:`~colbench.leaderboard.verify.Verification` through a pipe) and
-starts its own sandbox pool (the sandbox forgets the parent's pool in a forked child). It
-runs under ``verify_cpu_seconds`` of CPU (``RLIMIT_CPU``) and ``verify_memory_bytes`` of
+can cost minutes of CPU to decode, and the board must keep answering meanwhile. The child
+comes from multiprocessing's fork server, not from a fork of the (threaded) server: a fork
+copies whatever lock another thread held at that moment (the catalog's, a registry's, an
+import's) and the child waits on it forever. It gets the stored upload, the catalog (its
+given suites; registered ones are found again and their task sets read from the disk cache)
+and, for a challenge, the hidden tasks; it touches no database and starts its own sandbox
+pool, and sends back its :class:`~colbench.leaderboard.verify.Verification` through a pipe.
+It runs under ``verify_cpu_seconds`` of CPU (``RLIMIT_CPU``) and ``verify_memory_bytes`` of
 address space (``RLIMIT_AS``), both soft limits so that the sandbox's own workers may still
 set theirs, and is killed after ``verify_wall_seconds``. A verification stopped by a limit
 ends ``unverified`` with the reason; a child that died for another reason is the server's
@@ -44,6 +46,7 @@ from sqlalchemy import or_, select, update
 from colbench.errors import EnvironmentFailure
 from colbench.leaderboard._db import PENDING, UNVERIFIED, Database, Submission, utcnow
 from colbench.leaderboard._settings import LeaderboardSettings
+from colbench.leaderboard.challenge import ChallengeSplit, challenge_name, challenge_split
 from colbench.leaderboard.suites import SuiteCatalog
 from colbench.leaderboard.upload import UploadError, parse_run
 from colbench.leaderboard.verify import Verification, verify_run
@@ -133,8 +136,17 @@ class VerificationWorker:
             if row is None:
                 return None
             summary_text, episodes_gz, attempts = row.summary_json, row.episodes_gz, row.attempts
+            split = row.split
+        challenge: ChallengeSplit | None = None
+        name = challenge_name(split)
+        if name is not None:  # verified against the challenge's hidden tasks
+            try:
+                challenge = challenge_split(self.db, name)
+            except Exception as exc:
+                return self._server_failure(submission_id, attempts,
+                                            f"{type(exc).__name__}: {exc}")
         outcome = verify_isolated(summary_text, episodes_gz, self.catalog, self.settings,
-                                  stop=self._stop)
+                                  challenge=challenge, stop=self._stop)
         if outcome.stopped:  # the worker is shutting down: leave it for the next one
             self._release(submission_id, {})
             return None
@@ -272,11 +284,13 @@ def _apply_limits(settings: LeaderboardSettings) -> None:
 
 
 def _child(conn: Connection, summary_text: str, episodes_gz: bytes, catalog: SuiteCatalog,
-           settings: LeaderboardSettings) -> None:
+           settings: LeaderboardSettings, challenge: ChallengeSplit | None) -> None:
     """The child process: verify, send ``(kind, payload)`` back, exit."""
     message: tuple[str, Any]
     try:
         _apply_limits(settings)
+        if challenge is not None:
+            catalog = challenge.catalog(catalog)
         # The size limits were applied when the upload was accepted; a stored submission
         # is not refused later because an operator lowered them.
         run = parse_run(summary_text.encode("utf-8"), episodes_gz,
@@ -302,16 +316,22 @@ def _child(conn: Connection, summary_text: str, episodes_gz: bytes, catalog: Sui
         conn.close()
 
 
+#: Imported once by the fork server, so that each child starts with them.
+_PRELOAD = ["colbench.leaderboard.worker", "colbench.leaderboard.challenge"]
+
+
 def verify_isolated(summary_text: str, episodes_gz: bytes, catalog: SuiteCatalog,
-                    settings: LeaderboardSettings, *,
+                    settings: LeaderboardSettings, *, challenge: ChallengeSplit | None = None,
                     stop: threading.Event | None = None) -> IsolatedOutcome:
-    """Verify a stored upload in a forked child under the settings' CPU, memory and wall
-    limits (see the module docstring). ``stop``: when set, the child is killed and the
-    outcome is ``stopped``."""
-    context = multiprocessing.get_context("fork")
+    """Verify a stored upload in a child process under the settings' CPU, memory and wall
+    limits (see the module docstring); ``challenge``: the hidden tasks of the challenge it
+    was made on. ``stop``: when set, the child is killed and the outcome is ``stopped``."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(_PRELOAD)
     receiver, sender = context.Pipe(duplex=False)
     child = context.Process(target=_child, name="colbench-verify",
-                            args=(sender, summary_text, episodes_gz, catalog, settings))
+                            args=(sender, summary_text, episodes_gz, catalog, settings,
+                                  challenge))
     child.start()
     sender.close()
     deadline = time.monotonic() + settings.verify_wall_seconds

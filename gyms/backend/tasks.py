@@ -238,5 +238,21 @@ class BackendTaskSets:
     def build(self, split: str) -> TaskSet:
         return load_backend_tasks(split)
 
+    def mint(self, seed: int, count: int, *, split: str) -> TaskSet:
+        """``count`` fresh tasks drawn from ``seed`` (a leaderboard's secret one), for a
+        challenge split named ``split``: the test split's families, order and validation,
+        none sharing hidden values with a task of the built-in test or train split. Ids are
+        ``backend-<split>-NNNNN``, so they never collide with the public splits' ids."""
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise ConfigError(f"mint: seed must be an int, got {seed!r}")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ConfigError(f"mint: count must be a positive int, got {count!r}")
+        public = {generator.hidden_key(t) for name in SPLIT_SIZES
+                  for t in builtin_task_set(name)}
+        drawn = generator.generate_tasks("test", count, seed, exclude=public)
+        tasks = [task.model_copy(update={"id": f"{SUITE}-{split}-{index:05d}", "split": split})
+                 for index, task in enumerate(drawn)]
+        return TaskSet(f"{SUITE}-{split}", tasks, version=GENERATOR_VERSION)
+
 
 TASK_SETS = BackendTaskSets()

@@ -1,9 +1,12 @@
-"""``colbench leaderboard serve|worker|token``: run and administer a leaderboard server."""
+"""``colbench leaderboard serve|worker|token|challenge``: run and administer a leaderboard
+server, and fetch a challenge split's public tasks."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -57,6 +60,37 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     listing = token_sub.add_parser("list", help="list tokens (names and dates, never secrets)")
     db_flag(listing)
     listing.set_defaults(func=run_token_list)
+
+    challenge = sub.add_parser(
+        "challenge", help="mint and list challenge splits (operator); fetch one (submitter)",
+        description="Challenge splits are fresh tasks minted from the server's secret "
+                    "(challenge_secret in --config, or $COLBENCH_CHALLENGE_SECRET); their "
+                    "hidden references never leave the server. Submitters fetch the public "
+                    "tasks, run with --simulator challenge:URL and submit as usual.")
+    challenge_sub = challenge.add_subparsers(dest="challenge_command", metavar="ACTION",
+                                             required=True)
+    mint = challenge_sub.add_parser("mint", help="mint a challenge split from the secret")
+    mint.add_argument("name", metavar="NAME", help="its name (lowercase letters, digits, -)")
+    mint.add_argument("--count", type=int, required=True, metavar="N", help="tasks to mint")
+    mint.add_argument("--env", default="colbench/Backend-v0",
+                      help="the env (default: colbench/Backend-v0, the suite that can mint)")
+    mint.add_argument("--config", metavar="FILE", help="JSON settings (challenge_secret)")
+    db_flag(mint)
+    mint.set_defaults(func=run_challenge_mint)
+    challenges = challenge_sub.add_parser("list", help="list the server's challenges")
+    db_flag(challenges)
+    challenges.set_defaults(func=run_challenge_list)
+    fetch = challenge_sub.add_parser(
+        "fetch", help="save a challenge's public tasks as a task file (needs no extra)",
+        description="Save the public tasks of the challenge at URL "
+                    "(SERVER/api/v1/challenges/NAME) and print the command that runs them.")
+    fetch.add_argument("url", metavar="URL", help="the challenge's URL")
+    fetch.add_argument("--out", type=Path, required=True, metavar="FILE",
+                       help="the task file to write (JSONL, with its manifest beside it)")
+    fetch.add_argument("--token", default=os.environ.get("COLBENCH_LEADERBOARD_TOKEN"),
+                       metavar="T", help="your bearer token (default: "
+                                         "$COLBENCH_LEADERBOARD_TOKEN)")
+    fetch.set_defaults(func=run_challenge_fetch)
 
 
 def _database(args: argparse.Namespace):  # type: ignore[no-untyped-def]
@@ -192,4 +226,41 @@ def run_token_list(args: argparse.Namespace) -> int:
     for info in tokens:
         state = f"revoked {info.revoked_at}" if info.revoked_at else "active"
         print(f"{info.id}\t{info.name}\tcreated {info.created_at}\t{state}")
+    return 0
+
+
+def run_challenge_mint(args: argparse.Namespace) -> int:
+    db = _database(args)
+    from colbench.leaderboard.challenge import mint_challenge
+
+    info = mint_challenge(db, _settings(args), args.name, args.count, env=args.env)
+    print(f"minted challenge {info.name!r}: {info.task_count} {info.env} tasks "
+          f"({info.public_hash}); its entries are listed on the board {info.split!r}")
+    print(f"submitters fetch it from SERVER/api/v1/challenges/{info.name}")
+    return 0
+
+
+def run_challenge_list(args: argparse.Namespace) -> int:
+    db = _database(args)
+    from colbench.leaderboard.challenge import list_challenges
+
+    challenges = list_challenges(db)
+    if not challenges:
+        print("no challenges")
+    for info in challenges:
+        print(f"{info.name}\t{info.env}\t{info.task_count} tasks\tminted {info.created_at}")
+    return 0
+
+
+def run_challenge_fetch(args: argparse.Namespace) -> int:
+    import shlex
+
+    from colbench.leaderboard.challenge_client import fetch_challenge
+
+    tasks = fetch_challenge(args.url, args.out, token=args.token)
+    print(f"saved {len(tasks)} challenge tasks to {args.out}")
+    print("run them with (the token in $COLBENCH_LEADERBOARD_TOKEN):")
+    print(f"  colbench evaluate ENV_ID --tasks {shlex.quote(str(args.out))} --simulator "
+          f"{shlex.quote('challenge:' + args.url.rstrip('/'))} --model SPEC --out RUN_DIR")
+    print("then: colbench submit RUN_DIR --server SERVER")
     return 0
