@@ -27,8 +27,9 @@ import json
 import math
 import threading
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from colbench.errors import ConfigError, MissingExtraError
 from colbench.trainers.base import TrainerPlugin, TrainResult, register_trainer
@@ -71,6 +72,20 @@ def env_task_ids(env: str, *, split: str, num_tasks: int | None,
         instance.close()
     families = {task.id: str(task.metadata.get("family") or task.suite) for task in tasks}
     return [task.id for task in tasks], families
+
+
+#: ``(role, torch module, tokenizer, config) -> chat model`` that generates the rollouts of
+#: one policy (``current``, ``rollout-copy``, ``snapshot``).
+ChatFactory = Callable[[str, Any, Any, OnlineGRPOConfig], Any]
+
+
+def default_chat_model(role: str, module: Any, tokenizer: Any, config: OnlineGRPOConfig
+                       ) -> Any:
+    """transformers ``generate`` on the module, with token ids and log-probabilities."""
+    from colbench.models.hf import HFChatModel
+
+    return HFChatModel(module, tokenizer, name=f"online-grpo:{role}",
+                       batch_size=config.generation_batch_size)
 
 
 def reward_from_rollout(prompts: list[Any], completions: list[Any], **kwargs: Any
@@ -131,7 +146,8 @@ class _OnlineRun:
     """The state of one training run that the rollout function and the trainer share."""
 
     def __init__(self, config: OnlineGRPOConfig, tokenizer: Any, out: Path,
-                 task_ids: dict[str, list[str]], families: dict[str, dict[str, str]]) -> None:
+                 task_ids: dict[str, list[str]], families: dict[str, dict[str, str]], *,
+                 chat_factory: ChatFactory | None = None) -> None:
         from colbench.trainers.online_grpo_curriculum import HorizonCurriculum
         from colbench.trainers.online_grpo_rollout import (
             OverlapScheduler,
@@ -140,6 +156,7 @@ class _OnlineRun:
         )
 
         self.config = config
+        self.chat_factory = chat_factory
         self.tokenizer = tokenizer
         self.out = out
         self.task_ids = task_ids
@@ -175,11 +192,9 @@ class _OnlineRun:
         return sample.draw.env
 
     def _chat(self, role: str, module: Any) -> Any:
-        from colbench.models.hf import HFChatModel
-
         if role not in self._models:
-            self._models[role] = HFChatModel(module, self.tokenizer, name=f"online-grpo:{role}",
-                                             batch_size=self.config.generation_batch_size)
+            factory = self.chat_factory or default_chat_model
+            self._models[role] = factory(role, module, self.tokenizer, self.config)
         return self._models[role]
 
     def load_pool(self) -> None:
@@ -345,6 +360,9 @@ class OnlineGRPOTrainer(TrainerPlugin):
     summary = ("online multi-turn GRPO in the envs: group advantages, horizon curriculum, "
                "cross-policy sampling, task normalisation")
     needs_data = False
+    #: How a policy's rollouts are generated (:data:`ChatFactory`; None: transformers
+    #: ``generate``). A subclass may set another (a server, a latency-bound stand-in).
+    chat_factory: ClassVar[ChatFactory | None] = None
 
     config: OnlineGRPOConfig
 
@@ -391,7 +409,8 @@ class OnlineGRPOTrainer(TrainerPlugin):
         arguments.pop("max_length", None)  # GRPOConfig bounds completions, not sequences
         arguments["report_to"] = config.trl_args.get("report_to", config.report_to)
         args = make_config(GRPOConfig, arguments)
-        run = _OnlineRun(config, tokenizer, out, task_ids, families)
+        run = _OnlineRun(config, tokenizer, out, task_ids, families,
+                         chat_factory=type(self).chat_factory)
         run.load_pool()
         trainer_class = _grpo_trainer_class()
         groups = (config.per_device_train_batch_size * config.gradient_accumulation_steps
