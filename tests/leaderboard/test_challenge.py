@@ -193,3 +193,16 @@ def test_the_remote_simulator_is_chosen_by_its_registered_name(
     with pytest.raises(ConfigError, match="COLBENCH_LEADERBOARD_TOKEN"):
         make_simulator("challenge:http://board.example/api/v1/challenges/winter",
                        suite="backend")
+
+
+def test_challenge_and_verification_settings_are_checked() -> None:
+    from colbench.leaderboard import LeaderboardSettings
+
+    with pytest.raises(ConfigError, match="challenge_secret must be a string of at least 16"):
+        LeaderboardSettings(challenge_secret="short")
+    with pytest.raises(ConfigError, match="challenge_episodes_per_task must be a positive"):
+        LeaderboardSettings(challenge_episodes_per_task=0)
+    with pytest.raises(ConfigError, match="verify_wall_seconds must be a positive number"):
+        LeaderboardSettings(verify_wall_seconds=0)
+    with pytest.raises(ConfigError, match="verify_memory_bytes must be a positive integer"):
+        LeaderboardSettings(verify_memory_bytes=-1)

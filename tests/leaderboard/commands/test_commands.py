@@ -139,3 +139,26 @@ def test_submit_turns_each_problem_into_a_message(colbench, live, runs, tmp_path
                      env={"COLBENCH_LEADERBOARD_TOKEN": ""})
     assert result.returncode == 2 and "no token" in result.stderr
     assert board.count() == 0
+
+
+def test_challenge_mint_list_and_fetch(colbench, live, db_url: str, tmp_path: Path) -> None:
+    board, url = live
+    refused = colbench(["leaderboard", "challenge", "mint", "spring", "--count", "2", "--db",
+                        db_url], env={"COLBENCH_CHALLENGE_SECRET": "short"})
+    assert refused.returncode == 2 and "at least 16 characters" in refused.stderr
+    minted = colbench(["leaderboard", "challenge", "mint", "spring", "--count", "2", "--db",
+                       db_url], env={"COLBENCH_CHALLENGE_SECRET": "x" * 32})
+    assert minted.returncode == 0, minted.stderr
+    assert "2 colbench/Backend-v0 tasks" in minted.stdout and "challenge:spring" in minted.stdout
+    listed = colbench(["leaderboard", "challenge", "list", "--db", db_url])
+    assert listed.stdout.startswith("spring\tcolbench/Backend-v0\t2 tasks")
+    out = tmp_path / "spring.jsonl"
+    challenge_url = f"{url}/api/v1/challenges/spring"
+    fetched = colbench(["leaderboard", "challenge", "fetch", challenge_url, "--out", str(out),
+                        "--token", board.token])
+    assert fetched.returncode == 0, fetched.stderr
+    assert f"--simulator challenge:{challenge_url}" in fetched.stdout
+    assert len(out.read_text().splitlines()) == 2
+    denied = colbench(["leaderboard", "challenge", "fetch", challenge_url, "--out", str(out),
+                       "--token", "cbt_wrong"])
+    assert denied.returncode == 2 and "HTTP 401" in denied.stderr
