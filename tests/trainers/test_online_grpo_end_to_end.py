@@ -103,3 +103,61 @@ def test_overlapped_training_records_bounded_staleness(tiny_llama, tmp_path):
     assert by_step == {0: {0}, 1: {1}, 2: {1}}
     shares = {policy for r in rows for policy in r["policies"]}
     assert shares == {"current", "snapshot"}
+
+
+SECOND_ENV = "colbench-test/GuessAgain-v0"
+
+
+def test_mixed_envs_get_task_normalised_advantages(tiny_llama, tmp_path):
+    """Two envs in one run, drawn by weight; the advantages the trainer used are each env's
+    group advantages z-scored over that env's loss tokens (mean 0, std 1 per env and step)."""
+    from colbench import register_env
+    from colbench.trainers import train
+    from colbench.trainers.online_grpo_config import OnlineGRPOConfig
+
+    register_env(SECOND_ENV, "helpers_env:GuessEnv", source="colbench tests")
+    out = tmp_path / "ckpt"
+    config = OnlineGRPOConfig(
+        envs=[helpers_env.ENV_ID, SECOND_ENV], env_weights=[1.0, 1.0], split="test",
+        max_steps=2, per_device_train_batch_size=8, num_generations=2, max_new_tokens=6,
+        learning_rate=1e-3, overlap=False, horizon_stages=[2], seed=4)
+    train("online-grpo", model=f"hf:{tiny_llama}", out=out, config=config)
+    rows = _samples(out)
+    assert {r["env"] for r in rows} == {helpers_env.ENV_ID, SECOND_ENV}
+    checked = 0
+    for step in {int(p.parent.name.split("-")[1])
+                 for p in (out / "rollouts").glob("step-*/samples.jsonl")}:
+        for env in (helpers_env.ENV_ID, SECOND_ENV):
+            group = [r for r in rows if r["env"] == env and r["version"] == step
+                     and r["loss_tokens"] > 0]
+            weights = [r["loss_tokens"] for r in group]
+            values = [r["advantage"] for r in group]
+            if not group or not any(values):
+                continue  # every group of this env had equal rewards: nothing to scale
+            mean = sum(v * w for v, w in zip(values, weights, strict=True)) / sum(weights)
+            var = sum(w * (v - mean) ** 2 for v, w in zip(values, weights, strict=True)) \
+                / sum(weights)
+            assert mean == pytest.approx(0.0, abs=1e-9)
+            assert var == pytest.approx(1.0)
+            checked += 1
+    assert checked >= 1
+
+
+def test_importance_ratio_and_lora_with_overlap(tiny_llama, tmp_path):
+    """off_policy_tokens=importance feeds the sampling log-probabilities to TRL's clipped
+    ratio; a LoRA adapter trains with overlap and cross-policy sampling, and hf: loads it."""
+    from colbench.models.spec import load_model
+    from colbench.trainers import train
+    from colbench.trainers.online_grpo_config import OnlineGRPOConfig
+
+    out = tmp_path / "adapter"
+    config = OnlineGRPOConfig(
+        envs=[helpers_env.ENV_ID], split="test", max_steps=2, per_device_train_batch_size=4,
+        num_generations=2, max_new_tokens=4, learning_rate=1e-3, overlap=True,
+        horizon_stages=[1], cross_policy_prob=0.5, snapshot_every=1,
+        off_policy_tokens="importance", lora=True, lora_r=4, lora_alpha=8)
+    result = train("online-grpo", model=f"hf:{tiny_llama}", out=out, config=config)
+    assert result.adapter and (out / "adapter_config.json").exists()
+    assert result.metrics["episodes"] == 8
+    model = load_model(f"hf:{out}")
+    model.close()
