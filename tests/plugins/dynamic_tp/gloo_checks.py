@@ -79,3 +79,4 @@ def dispatch_checks(rank: int, world: int, seed: int = 7, num_samples: int = 23,
 def all_checks(rank: int, world: int) -> dict[str, Any]:
     """One spawn for every check keeps the test's cost to one start of two processes."""
     return {"tp": tp_checks(rank, world), "dispatch": dispatch_checks(rank, world)}
+
