@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from colbench.errors import ConfigError
 from colbench.sandbox._types import SandboxLimits
 
 DEFAULT_UID_BASE = 420_000
@@ -26,17 +27,37 @@ def default_hidden_paths() -> list[str]:
     checkout = package.parent
     if (checkout / "pyproject.toml").exists() or (checkout / ".git").exists():
         paths.append(str(checkout))
-    cache = os.environ.get("COLBENCH_HOME") or os.environ.get("COLBENCH_CACHE_DIR")
-    if cache:
-        paths.append(cache)
+    # COLBENCH_CACHE is where colbench.taskcache keeps task sets (hidden tests among them).
+    for name in ("COLBENCH_CACHE", "COLBENCH_HOME", "COLBENCH_CACHE_DIR"):
+        if os.environ.get(name):
+            paths.append(os.path.expanduser(os.environ[name]))
     return paths
 
 
+def env_flag(name: str) -> bool | None:
+    """A yes/no environment variable: None when unset or empty; a clear error otherwise."""
+    raw = os.environ.get(name, "").strip().lower()
+    if not raw:
+        return None
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"{name} must be 1 or 0 (true/false, yes/no, on/off), got {raw!r}")
+
+
 def worker_config(limits: SandboxLimits, hidden_paths: Sequence[str | os.PathLike[str]],
-                  preload: Sequence[str] | None, privileged: bool | None) -> bytes:
+                  preload: Sequence[str] | None, privileged: bool | None,
+                  user_namespace: bool | None = None, cgroups: bool | None = None) -> bytes:
     """The JSON a pool's workers read at start. ``hidden_paths`` come on top of
     :func:`default_hidden_paths` and ``COLBENCH_SANDBOX_HIDE`` (``os.pathsep``-separated);
-    ``privileged=None`` means: take all the isolation the machine allows."""
+    ``privileged=None`` means: take all the isolation the machine allows.
+    ``user_namespace`` and ``cgroups`` (None: use them where possible) fall back on
+    ``COLBENCH_SANDBOX_USERNS`` and ``COLBENCH_SANDBOX_CGROUPS``."""
+    if user_namespace is None:
+        user_namespace = env_flag("COLBENCH_SANDBOX_USERNS")
+    if cgroups is None:
+        cgroups = env_flag("COLBENCH_SANDBOX_CGROUPS")
     hide = default_hidden_paths() + [os.fspath(p) for p in hidden_paths]
     hide += [p for p in os.environ.get("COLBENCH_SANDBOX_HIDE", "").split(os.pathsep) if p]
     config: dict[str, Any] = {
@@ -53,6 +74,8 @@ def worker_config(limits: SandboxLimits, hidden_paths: Sequence[str | os.PathLik
         "uid_base": int(os.environ.get("COLBENCH_SANDBOX_UID_BASE", DEFAULT_UID_BASE)),
         "uid_count": UID_COUNT,
         "privileged": privileged is not False,
+        "user_namespace": user_namespace,
+        "cgroups": cgroups is not False,
     }
     if preload is not None:
         config["preload"] = list(preload)

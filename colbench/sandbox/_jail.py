@@ -13,8 +13,11 @@ The worker calls :func:`isolate` once at start. As root it
   that holds each job's private directory. Home directories, ``/root``, ``/work``, ``/srv``,
   the colbench package and its data, and any path the caller names are simply not there.
 
-Without root it takes what an unprivileged user can get (a network namespace through a user
-namespace, where the kernel allows one) and says what is missing.
+Without root it gets the same from an unprivileged user namespace (see
+:func:`enter_user_namespace`): the same private view, an empty network, and a PID namespace
+with its own ``/proc``; the code keeps the user's uid but no capabilities. Where the kernel
+refuses user namespaces, it takes what an unprivileged user can get and says what is missing
+(the pool then refuses to run code unless the caller accepts the risk).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import fcntl
 import os
 import platform
 import pwd
+import select
 import signal
 import site
 import stat
@@ -37,6 +41,7 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 
 MS_RDONLY = 0x1
@@ -50,6 +55,7 @@ MS_PRIVATE = 1 << 18
 MNT_DETACH = 2
 
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 
@@ -167,10 +173,17 @@ def direct_children() -> list[int]:
     return found
 
 
-def reap_all(uid: int | None, timeout: float = 5.0) -> None:
-    """Kill and reap every descendant. Raises ``OSError`` if some survive ``timeout``."""
+def reap_all(uid: int | None, timeout: float = 5.0, *, namespace_init: bool = False) -> None:
+    """Kill and reap every descendant. Raises ``OSError`` if some survive ``timeout``.
+    ``namespace_init``: this process is init of its PID namespace, where ``kill(-1)``
+    reaches every other process of the namespace, however it was daemonised."""
     if uid is not None:
         kill_uid(uid)
+    if namespace_init:
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -219,10 +232,29 @@ def python_paths() -> list[str]:
     return sorted({os.path.realpath(p) for p in paths if os.path.exists(p)})
 
 
+# statvfs flag -> mount flag, for the flags a bind remount must repeat.
+_KEPT_FLAGS = ((os.ST_NOEXEC, MS_NOEXEC), (os.ST_NOATIME, 1 << 10), (os.ST_NODIRATIME, 1 << 11),
+               (os.ST_RELATIME, 1 << 21))
+
+
+def kept_mount_flags(path: str) -> int:
+    """The flags of the mount at ``path`` that a read-only bind remount must keep. Inside a
+    user namespace the kernel refuses a remount that would clear a flag the mount was made
+    with in the outer namespace (noexec, the atime flags); as root it would merely change
+    them, so keeping them is right in both modes."""
+    try:
+        have = os.statvfs(path).f_flag
+    except OSError:
+        return 0
+    return sum(flag for st_flag, flag in _KEPT_FLAGS if have & st_flag)
+
+
 def build_root(hidden: list[str], tmp_bytes: int) -> None:
     """Pivot into a private read-only view of the filesystem (see the module docstring).
 
-    Must run as root, single-threaded, after ``unshare(CLONE_NEWNS)``.
+    Must run single-threaded after ``unshare(CLONE_NEWNS)``, as root or with full
+    capabilities in a user namespace that owns the mount namespace (and, for ``/proc``, a
+    PID namespace this process lives in).
     """
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     # Stage the new root on a tmpfs over /tmp: only this namespace sees it.
@@ -252,7 +284,8 @@ def build_root(hidden: list[str], tmp_bytes: int) -> None:
         else:
             open(target, "w").close()
         mount(path, target, None, MS_BIND | MS_REC)
-        mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV |
+              kept_mount_flags(target))
     # Inside a bound tree, mount empty read-only filesystems over what must stay hidden.
     for path in hidden:
         target = root + path
@@ -308,46 +341,191 @@ RLIMITS = ["RLIMIT_CPU", "RLIMIT_AS", "RLIMIT_NPROC", "RLIMIT_FSIZE", "RLIMIT_NO
            "RLIMIT_CORE"]
 
 
-def isolate(config: dict[str, Any]) -> dict[str, Any]:
-    """Apply what this process can get; return the isolation report (and keep the uid lock)."""
-    notes: list[str] = []
-    report: dict[str, Any] = {
-        "root": False, "uid_drop": False, "uid": None, "network_namespace": False,
-        "mount_namespace": False, "private_root": False, "ipc_namespace": False,
-        "rlimits": list(RLIMITS), "notes": notes, "lock_fd": None,
+WEAK_NOTE = ("no uid drop, so RLIMIT_NPROC cannot stop a fork storm (the cleanup still kills "
+             "every descendant after each job); no private filesystem view: the code can read "
+             "every file this user can read, import only what this user can, and write where "
+             "this user can")
+
+
+def new_report() -> dict[str, Any]:
+    """An isolation report with nothing applied yet (see :func:`isolate`)."""
+    return {
+        "mode": "none", "root": False, "uid_drop": False, "uid": None,
+        "network_namespace": False, "mount_namespace": False, "private_root": False,
+        "ipc_namespace": False, "user_namespace": False, "pid_namespace": False,
+        "rlimits": list(RLIMITS), "notes": [], "lock_fd": None, "outer_pid": os.getpid(),
     }
-    privileged = os.geteuid() == 0 and config.get("privileged", True)
-    report["root"] = privileged
+
+
+def isolate(config: dict[str, Any]) -> dict[str, Any]:
+    """Apply what this process can get; return the isolation report (and keep the uid lock).
+
+    The mode follows the configuration and the machine: ``root`` (the evaluator is root: uid
+    drop, namespaces, private view), ``user-namespace`` (the same view and namespaces from an
+    unprivileged user namespace: the default without root, and on request as root) or
+    ``none`` (neither was possible, or the caller turned privileges off: only rlimits, and a
+    network namespace where the kernel allows one)."""
+    report = new_report()
+    notes: list[str] = report["notes"]
     try:
         prctl(PR_SET_CHILD_SUBREAPER, 1)
     except OSError as exc:
         notes.append(f"could not become a child subreaper ({exc}): processes the code "
                      "daemonises may outlive the job")
-
-    if not privileged:
-        who = "running as root with privileges turned off by the caller" \
-            if os.geteuid() == 0 else f"not running as root (uid {os.geteuid()})"
-        notes.append(f"{who}: no uid drop, so RLIMIT_NPROC cannot stop a fork storm (the "
-                     "cleanup still kills every descendant after each job); no private "
-                     "filesystem view: the code can read every file this user can read, "
-                     "import only what this user can, and write where this user can")
-        report["rlimits"] = [r for r in RLIMITS if r != "RLIMIT_NPROC"]
-        uid, gid = os.geteuid(), os.getegid()
-        try:
-            unshare(CLONE_NEWUSER | CLONE_NEWNET)
-            with open("/proc/self/setgroups", "w") as handle:
-                handle.write("deny")
-            with open("/proc/self/uid_map", "w") as handle:
-                handle.write(f"{uid} {uid} 1")
-            with open("/proc/self/gid_map", "w") as handle:
-                handle.write(f"{gid} {gid} 1")
-            report["network_namespace"] = True
-            notes.append("network namespace through an unprivileged user namespace")
-        except OSError as exc:
-            notes.append(f"no network namespace ({exc}): the code can open sockets, "
-                         "including to services on this machine")
+    is_root = os.geteuid() == 0
+    if config.get("privileged", True) is False:
+        who = "running as root with privileges turned off by the caller" if is_root \
+            else f"not running as root (uid {os.geteuid()})"
+        isolate_weakly(report, who)
         return report
+    wants_userns = config.get("user_namespace")
+    if wants_userns is True or (not is_root and wants_userns is not False):
+        if enter_user_namespace(config, report):
+            return report
+        if not is_root:
+            isolate_weakly(report, f"not running as root (uid {os.geteuid()}) and no user "
+                                   "namespace")
+            return report
+    if not is_root:
+        isolate_weakly(report, f"not running as root (uid {os.geteuid()}) and user "
+                               "namespaces turned off by the caller")
+        return report
+    isolate_as_root(config, report)
+    return report
 
+
+def isolate_weakly(report: dict[str, Any], who: str) -> None:
+    """What any user can get without namespaces of their own: the rlimits, and a network
+    namespace through a user namespace where the kernel allows one."""
+    notes: list[str] = report["notes"]
+    notes.append(f"{who}: {WEAK_NOTE}")
+    report["rlimits"] = [r for r in RLIMITS if r != "RLIMIT_NPROC"]
+    uid, gid = os.geteuid(), os.getegid()
+    try:
+        unshare(CLONE_NEWUSER | CLONE_NEWNET)
+        write_id_maps(uid, gid)
+        report["network_namespace"] = True
+        notes.append("network namespace through an unprivileged user namespace")
+    except OSError as exc:
+        notes.append(f"no network namespace ({exc}): the code can open sockets, "
+                     "including to services on this machine")
+
+
+def write_id_maps(uid: int, gid: int) -> None:
+    """Map this user (and group) onto themselves in the user namespace just entered."""
+    with open("/proc/self/setgroups", "w") as handle:
+        handle.write("deny")
+    with open("/proc/self/uid_map", "w") as handle:
+        handle.write(f"{uid} {uid} 1")
+    with open("/proc/self/gid_map", "w") as handle:
+        handle.write(f"{gid} {gid} 1")
+
+
+def enter_user_namespace(config: dict[str, Any], report: dict[str, Any]) -> bool:
+    """The root mode's isolation from an unprivileged user namespace: new user, mount,
+    network, IPC, UTS and PID namespaces, then the private filesystem view.
+
+    The PID namespace needs one fork: its first process becomes its init. This process
+    stays outside as a relay that waits for it (and whose death kills it); the init carries
+    on as the worker, and this function returns in it. A worker that is init has two gifts:
+    ``kill(-1)`` ends every process of the job and nothing else, and the code cannot signal
+    it (init only receives the signals it handles). The code keeps the user's uid but no
+    capabilities (each child drops them: see :func:`drop_capabilities`).
+
+    As root (on request) the worker first drops to a sandbox uid of its own, so that the
+    namespace belongs to an unprivileged user. Returns False, with a note, where the kernel
+    refuses; the process is then unchanged, as no step before the unshare changes it.
+    """
+    notes: list[str] = report["notes"]
+    if os.geteuid() == 0:
+        try:
+            uid, lock_fd = acquire_uid(config["uid_base"], config["uid_count"])
+        except OSError as exc:
+            notes.append(f"no unprivileged uid for the user namespace ({exc})")
+            return False
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+        # A uid change leaves the process undumpable, and /proc/self then belongs to root:
+        # the id maps below could not be written.
+        prctl(PR_SET_DUMPABLE, 1)
+        report.update(uid=uid, lock_fd=lock_fd)
+    uid, gid = os.geteuid(), os.getegid()
+    flags = (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+             CLONE_NEWPID)
+    try:
+        unshare(flags)
+    except OSError as exc:
+        notes.append(f"no user namespace ({exc}; the kernel or a sysctl such as "
+                     "kernel.unprivileged_userns_clone or user.max_user_namespaces refuses "
+                     "them)")
+        return False
+    write_id_maps(uid, gid)
+    become_pid_namespace_init()
+    report.update(mode="user-namespace", user_namespace=True, pid_namespace=True,
+                  network_namespace=True, ipc_namespace=True, mount_namespace=True)
+    try:
+        build_root(list(config.get("hidden_paths", [])), int(config["tmp_bytes"]))
+        report["private_root"] = True
+    except OSError as exc:
+        notes.append(f"could not build the private filesystem view in the user namespace "
+                     f"({exc}): the code can read every file this user can read")
+    return True
+
+
+def become_pid_namespace_init() -> None:
+    """Fork after ``unshare(CLONE_NEWPID)``: the parent becomes a relay that waits for the
+    child and exits with its status; the child (init of the new namespace) returns."""
+    alive_r, alive_w = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(alive_r)
+        os.closerange(3, alive_w)  # the worker's socket among them: only the init speaks
+        os.closerange(alive_w + 1, 1 << 16)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        while True:
+            try:
+                _, status = os.waitpid(pid, 0)
+                break
+            except InterruptedError:
+                continue
+        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+    os.close(alive_w)
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    # The relay may have died before the line above: its end of the pipe is then closed.
+    readable, _, _ = select.select([alive_r], [], [], 0)
+    if readable:
+        os._exit(1)
+    os.close(alive_r)
+    # Init receives only the signals it handles; Python handles SIGINT. No job may stop it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+
+
+_CAPABILITY_VERSION_3 = 0x20080522
+
+
+def drop_capabilities() -> None:
+    """Empty this process's capability sets for good. In a user namespace the worker holds
+    every capability of that namespace; a job's child must hold none, or it could unmount
+    what hides the checkout, or remount its view writable."""
+    header = _CapHeader(_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    _check(_libc.capset(ctypes.byref(header), data), "capset")
+
+
+def isolate_as_root(config: dict[str, Any], report: dict[str, Any]) -> None:
+    """Root's isolation: a uid of its own, network, IPC and mount namespaces, the view."""
+    notes: list[str] = report["notes"]
+    report.update(mode="root", root=True)
     try:
         uid, lock_fd = acquire_uid(config["uid_base"], config["uid_count"])
         if kill_uid(uid):  # also the probe that setuid to it works

@@ -16,12 +16,43 @@ from collections.abc import Sequence
 from typing import Any
 
 from colbench.errors import ConfigError, EnvironmentFailure
-from colbench.sandbox._config import worker_config
+from colbench.sandbox._config import env_flag, worker_config
 from colbench.sandbox._job import WorkerLost
 from colbench.sandbox._slots import WorkerSlots
 from colbench.sandbox._types import CallResult, SandboxLimits, Verdict
 from colbench.sandbox._verdict import assemble_verdict
 from colbench.sandbox._worker_handle import WorkerHandle
+
+UNSAFE_ENV = "COLBENCH_UNSAFE_NO_ISOLATION"
+
+
+def missing_isolation(report: dict[str, Any]) -> list[str]:
+    """What untrusted code would be able to do, given a worker's isolation report: one
+    phrase per missing guarantee that the pool will not run code without."""
+    missing = []
+    if not report.get("private_root"):
+        missing.append("no private filesystem view: the code could read every file this user "
+                       "can (earlier runs' records, the task cache with hidden tests)")
+    if not report.get("network_namespace"):
+        missing.append("no network namespace: the code could open network connections")
+    return missing
+
+
+def refuse_without_isolation(report: dict[str, Any]) -> None:
+    """Raise EnvironmentFailure, saying what is missing and how to proceed, when the
+    workers could not isolate the code (see :func:`missing_isolation`)."""
+    missing = missing_isolation(report)
+    if not missing:
+        return
+    notes = "; ".join(report.get("notes", []))
+    raise EnvironmentFailure(
+        "the sandbox refuses to run untrusted code on this machine: " + "; ".join(missing) +
+        f". What the workers found: {notes or 'nothing more'}. To fix it, run as root, or "
+        "allow unprivileged user namespaces (Debian 12 and most distributions allow them; "
+        "see the sysctls kernel.unprivileged_userns_clone and user.max_user_namespaces, and "
+        "AppArmor's kernel.apparmor_restrict_unprivileged_userns). To run the code anyway, "
+        f"accepting that it can read your files and use the network, pass "
+        f"Sandbox(unsafe_no_isolation=True) or set {UNSAFE_ENV}=1.")
 
 
 class Sandbox:
@@ -40,8 +71,20 @@ class Sandbox:
     ``hidden_paths`` adds paths the code must not see even where the filesystem view would
     show them (the colbench package and a source checkout are always hidden); the
     environment variable ``COLBENCH_SANDBOX_HIDE`` (``os.pathsep``-separated) adds more.
-    ``privileged=False`` makes a root evaluator behave as an unprivileged one (no uid drop,
-    no filesystem view), for debugging; by default the sandbox takes all it can get.
+    By default the sandbox takes all the isolation it can get (:attr:`isolation` says which
+    ``mode``): as root, a uid of its own per worker, namespaces and a private view; without
+    root, the same view and namespaces from a user namespace (``user_namespace=True`` asks
+    for that mode as root too; ``False``, or ``COLBENCH_SANDBOX_USERNS=0``, forbids it).
+    Memory and processes are limited per job with cgroups where the machine delegates them
+    (``cgroups=False`` or ``COLBENCH_SANDBOX_CGROUPS=0`` turns that off), and a seccomp
+    filter closes what the code never needs. ``privileged=False`` explicitly asks for no
+    isolation but the rlimits (no uid drop, no filesystem view), for debugging.
+
+    Where neither root nor a user namespace gives a private view and an empty network, the
+    pool refuses to start (:class:`colbench.errors.EnvironmentFailure`, naming what is
+    missing), unless the caller accepts the risk with ``unsafe_no_isolation=True`` or
+    ``COLBENCH_UNSAFE_NO_ISOLATION=1``: the code could then read this user's files (earlier
+    runs, the task cache) and open network connections.
 
     Raises :class:`colbench.errors.EnvironmentFailure` when no worker can be started.
     """
@@ -49,7 +92,10 @@ class Sandbox:
     def __init__(self, workers: int = 2, limits: SandboxLimits | None = None, *,
                  hidden_paths: Sequence[str | os.PathLike[str]] = (),
                  preload: Sequence[str] | None = None,
-                 privileged: bool | None = None) -> None:
+                 privileged: bool | None = None,
+                 user_namespace: bool | None = None,
+                 cgroups: bool | None = None,
+                 unsafe_no_isolation: bool = False) -> None:
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ConfigError(f"Sandbox(workers=...) must be a positive int, got {workers!r}")
         limits = SandboxLimits() if limits is None else limits
@@ -57,12 +103,24 @@ class Sandbox:
             raise ConfigError(f"Sandbox(limits=...) must be a SandboxLimits, got {limits!r}")
         self.limits = limits
         self.workers = workers
-        self._config = worker_config(limits, hidden_paths, preload, privileged)
+        for name, flag in (("privileged", privileged), ("user_namespace", user_namespace),
+                           ("cgroups", cgroups)):
+            if flag is not None and not isinstance(flag, bool):
+                raise ConfigError(f"Sandbox({name}=...) must be True, False or None, got "
+                                  f"{flag!r}")
+        if not isinstance(unsafe_no_isolation, bool):
+            raise ConfigError("Sandbox(unsafe_no_isolation=...) must be True or False, got "
+                              f"{unsafe_no_isolation!r}")
+        unsafe = unsafe_no_isolation or env_flag(UNSAFE_ENV) is True
+        self._config = worker_config(limits, hidden_paths, preload, privileged,
+                                     user_namespace, cgroups)
         self._pid = os.getpid()
         started = [WorkerHandle(self._config) for _ in range(workers)]
         try:
             for worker in started:
                 worker.handshake()
+            if privileged is not False and not unsafe:
+                refuse_without_isolation(started[0].report)
         except EnvironmentFailure:
             for worker in started:
                 worker.kill()
@@ -75,11 +133,15 @@ class Sandbox:
     # -- public --------------------------------------------------------------------------
     @property
     def isolation(self) -> dict[str, Any]:
-        """Which isolation the workers could apply. Keys: ``network_namespace``,
-        ``uid_drop``, ``mount_namespace``, ``private_root`` (the read-only filesystem view),
-        ``ipc_namespace``, ``root``, ``rlimits`` (names of the limits in force), ``uids``
-        (one per live worker) and ``notes``: one sentence per missing piece, saying what the
-        code can therefore do."""
+        """Which isolation the workers could apply. Keys: ``mode`` (``root``,
+        ``user-namespace`` or ``none``), ``network_namespace``, ``uid_drop``,
+        ``mount_namespace``, ``private_root`` (the read-only filesystem view),
+        ``ipc_namespace``, ``user_namespace``, ``pid_namespace``, ``root``, ``rlimits``
+        (names of the limits in force), ``cgroup`` (the per-job limits: ``None`` where the
+        machine gives no cgroups, else their version and what they limit), ``seccomp`` and
+        ``seccomp_denied`` (the system calls the filter refuses), ``uids`` (one per live
+        worker) and ``notes``: one sentence per missing piece, saying what the code can
+        therefore do."""
         report = dict(self._report or {})
         report.pop("pid", None)
         report.pop("uid", None)

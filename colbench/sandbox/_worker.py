@@ -17,6 +17,7 @@ fails, the evaluator asks for a fresh child for the remaining calls instead.
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import gc
 import json
@@ -37,6 +38,7 @@ from typing import Any
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, _HERE)
 import _jail  # noqa: E402
+import _seccomp  # noqa: E402
 import _wire  # noqa: E402
 
 del sys.path[0]
@@ -100,6 +102,11 @@ def child_prepare(worker: Worker, job_dir: str, fds: dict[str, int]) -> None:
         # A fresh System V IPC namespace per job: no message queue or shared memory segment
         # outlives the job for a later one (a later job runs as the same uid).
         _jail.unshare(_jail.CLONE_NEWIPC)
+    if worker.report["user_namespace"]:
+        # The user's uid is shared with the worker and its relay in this user namespace,
+        # where RLIMIT_NPROC counts: room for the job's processes on top of those two.
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits["max_processes"] + 2,) * 2)
+        _jail.drop_capabilities()
     if worker.uid is not None:
         resource.setrlimit(resource.RLIMIT_NPROC, (limits["max_processes"],) * 2)
         os.setgroups([])
@@ -184,8 +191,17 @@ def report_setup_failure(res_w: int, exc: BaseException) -> None:
             continue
 
 
+PERMISSION_NOTE = ("; the sandbox denies this: its seccomp filter refuses new namespaces, "
+                   "mounts, ptrace, keyctl, bpf and similar calls, and the code runs without "
+                   "privileges")
+
+
 class ChildRun:
     """The code that runs the job inside the child, around the untrusted module."""
+
+    #: Added to an error that is an EPERM, so that the verdict records why (set by the
+    #: worker when its seccomp filter is in force).
+    permission_note = ""
 
     def __init__(self, limits: dict[str, Any], *, job_fd: int = FD_JOB,
                  result_fd: int = FD_RESULT, bell_fd: int = FD_DOORBELL,
@@ -307,6 +323,8 @@ class ChildRun:
         except BaseException:
             text = ""
         text = text[:2000]
+        if isinstance(exc, OSError) and exc.errno == errno.EPERM:
+            text += ChildRun.permission_note
         return f"{name}: {text}" if text else name
 
     def error_text(self, exc: BaseException) -> bytes:
@@ -369,8 +387,8 @@ class Worker:
         self.limits = config["limits"]
         value_bounds_of(self.limits)  # built once here, before any child is forked
         self.sock = sock
-        self.pid = os.getpid()
         self.report = _jail.isolate(config)
+        self.pid = os.getpid()  # after isolate: in a user namespace it forks (see _jail)
         self.uid = self.report["uid"] if self.report["uid_drop"] else None
         self.private_root = self.report["private_root"]
         self.job_number = 0
@@ -382,6 +400,17 @@ class Worker:
         # clean environment (HOME and TMPDIR follow the private directory), the module's
         # argv and no bytecode files.
         _jail.prctl(_jail.PR_SET_NO_NEW_PRIVS, 1)
+        # Last, once the worker needs none of what it closes: every child inherits it.
+        if config.get("seccomp", True):
+            seccomp = _seccomp.install()
+        else:
+            seccomp = {"enabled": False, "denied": [],
+                       "note": "no seccomp filter (turned off by the caller)"}
+        self.report["seccomp"] = seccomp["enabled"]
+        self.report["seccomp_denied"] = seccomp["denied"]
+        if seccomp["note"]:
+            self.report["notes"].append(seccomp["note"])
+        ChildRun.permission_note = PERMISSION_NOTE if seccomp["enabled"] else ""
         os.environ.clear()
         os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"})
         sys.argv[:] = ["solution.py"]
@@ -465,7 +494,7 @@ class Worker:
     def cleanup(self, clean_dir: bool = True) -> None:
         """Kill and reap every descendant; optionally wipe the private directory."""
         if not _jail.no_descendants():
-            _jail.reap_all(self.uid)
+            _jail.reap_all(self.uid, namespace_init=self.report["pid_namespace"])
         if clean_dir:
             self.wipe_job_dir()
 
@@ -530,9 +559,11 @@ def main() -> None:
             __import__(name)
         except ImportError:
             pass
+    _seccomp.bindings()  # imported while the whole filesystem is still in view
     worker = Worker(config, sock)
-    report = {k: v for k, v in worker.report.items() if k != "lock_fd"}
-    report["pid"] = os.getpid()
+    report = {k: v for k, v in worker.report.items() if k not in ("lock_fd", "outer_pid")}
+    # The process the evaluator started: in a user namespace, the relay outside it.
+    report["pid"] = worker.report["outer_pid"]
     worker.send(_wire.F_READY, 0, json.dumps(report).encode())
     gc.collect()
     gc.freeze()  # children's collections skip the worker's objects: fewer copied pages
@@ -547,7 +578,8 @@ def main() -> None:
         raise
     finally:
         try:
-            _jail.reap_all(worker.uid, timeout=2.0)
+            _jail.reap_all(worker.uid, timeout=2.0,
+                           namespace_init=worker.report["pid_namespace"])
         except OSError:
             pass
 
