@@ -54,6 +54,8 @@ EnvFamily = Mapping[str, tuple[str, Mapping[str, Any]]]
 _registered_kwargs: dict[str, dict[str, Any]] = {}
 # Family entry points already registered (importing twice must not warn about their ids).
 _loaded_families: set[str] = set()
+# Env id -> the name of the family that registered it (env_family()).
+_family_of: dict[str, str] = {}
 
 
 def register_env(env_id: str, entry_point: str, *, source: str = "builtin",
@@ -102,8 +104,15 @@ def register_env_family(family: EnvFamily, *, name: str = "family",
                               "registered elsewhere; keeping that registration", stacklevel=2)
             continue
         register_env(env_id, entry_point, source=source, kwargs=kwargs)
+        _family_of[env_id] = name
         added.append(env_id)
     return added
+
+
+def env_family(env_id: str) -> str | None:
+    """The name of the family that registered ``env_id`` (None for an id registered alone):
+    what a family shares beyond its class, e.g. one replay (``colbench.replay``)."""
+    return _family_of.get(env_id)
 
 
 def _register_entry_point_families() -> None:

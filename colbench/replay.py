@@ -19,15 +19,18 @@ cannot be verified. A suite with no replay at all is checked for consistency onl
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from colbench.records import EpisodeRecord, Summary
-from colbench.tasks import Task
+from colbench.tasks import Task, TaskSet
 
-__all__ = ["EnvReplay", "RecordedReplies", "Replay", "ReplayFactory", "ReplayResult",
-           "ReplayedStep", "Rollout", "RunFacts", "same_value", "show_value"]
+__all__ = ["FAMILY_PREFIX", "MODEL_FAILURE_METRICS", "EnvReplay", "RecordedReplies", "Replay",
+           "ReplayFactory", "ReplayResult", "ReplayedStep", "Rollout", "RunFacts",
+           "find_replay", "helpers_outside_memory_limit", "same_value", "show_value"]
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,60 @@ class Replay(Protocol):
 #: ``sandbox=`` when the server's operator chose a code sandbox (replays that run no
 #: untrusted code may ignore it), and returning the suite's :class:`Replay`.
 ReplayFactory = Callable[..., Replay]
+
+#: A replay registered under ``family:<name>`` serves every env id of the env family
+#: ``<name>`` (``colbench.env_families``), so a family of 41 ids needs one entry point.
+FAMILY_PREFIX = "family:"
+
+#: The metrics of an episode the model failed (the runner's ``failure: "model"``): scored 0.
+MODEL_FAILURE_METRICS: dict[str, Any] = {"success": False, "score": 0.0}
+
+
+def find_replay(env_id: str) -> ReplayFactory | None:
+    """The replay factory registered for ``env_id`` in ``colbench.replays``: under the id
+    itself, else under ``family:<name>`` of the env family the id belongs to; None when the
+    suite has no replay. A declared replay that fails to load raises (or warns, as the
+    registry does) so that callers can tell "none" from "broken"."""
+    from colbench import envs, registry
+
+    if env_id in registry.replays:
+        return registry.replays.get(env_id)
+    family = envs.env_family(env_id)
+    if family is not None and FAMILY_PREFIX + family in registry.replays:
+        return registry.replays.get(FAMILY_PREFIX + family)
+    return None
+
+
+_limit_lock = threading.Lock()
+
+
+@contextmanager
+def helpers_outside_memory_limit() -> Iterator[None]:
+    """Lift this process's soft address-space limit (``RLIMIT_AS``) to its hard limit while
+    the block starts the server's own helper processes (a browser, a browser driver).
+
+    A server verifies each submission in a process whose address space is limited, so that
+    a hostile record cannot exhaust its memory; helpers started from it inherit that limit.
+    Chromium and Node reserve far more address space than they use (V8's heap cage), so
+    under any useful limit they cannot start at all. They are the server's trusted
+    programs, not the submission's, and the limit is restored when the block ends, so only
+    what the block starts keeps the higher one. Starts are serialised (the limit is the
+    process's), which costs nothing next to starting a browser."""
+    try:
+        import resource
+    except ImportError:  # not a POSIX system: no limits to lift
+        yield
+        return
+    with _limit_lock:
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if soft == hard:
+            yield
+            return
+        resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+        try:
+            yield
+        finally:
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
 # -- comparing values -------------------------------------------------------------------------
@@ -169,9 +226,16 @@ class EnvReplay(abc.ABC):
     from it), reward and ending, and the terminal metrics named in :attr:`checked_metrics`.
     The metrics returned are the env's, not the record's.
 
+    An episode the model failed (``failure: "model"``: the runner scored it 0 and kept the
+    turns played before the failure) is replayed as far as it goes, must not have ended,
+    and gets :data:`MODEL_FAILURE_METRICS`.
+
     Subclasses implement :meth:`make_env` and may override the sentences below (each is
     formatted with ``where``, ``turn`` and, where it applies, ``next``), :meth:`run_problems`,
-    :meth:`failed_metrics` and :meth:`reset_options`.
+    :meth:`failed_metrics`, :meth:`reset_options`, :meth:`replayed_action` and
+    :meth:`comparable` (for envs whose text differs between two honest runs in a known,
+    meaningless way, e.g. a server's port), and, with :attr:`reuse_envs`, :meth:`env_key`
+    and :meth:`retarget`.
     """
 
     #: Terminal metrics whose recorded value must equal the replay's.
@@ -179,6 +243,10 @@ class EnvReplay(abc.ABC):
     #: How many times an episode whose metrics disagree is replayed before the record is
     #: called wrong: more than one where a verdict may depend on timing (a time limit).
     attempts: ClassVar[int] = 1
+    #: Keep envs between episodes (for envs that are slow to start: a JVM, a browser): an
+    #: env that finished a replay cleanly waits for the next one of the same
+    #: :meth:`env_key`, until :meth:`release`.
+    reuse_envs: ClassVar[bool] = False
 
     NO_TURNS: ClassVar[str] = "{where}: the record has no turns"
     FIRST_OBSERVATION: ClassVar[str] = ("{where}: the first observation is not the env's "
@@ -196,9 +264,15 @@ class EnvReplay(abc.ABC):
     FINAL_ANSWER: ClassVar[str] = ("{where}: the recorded final_answer is not the env's "
                                    "(the server scores the transcript)")
 
+    def __init__(self, *, workers: int = 1) -> None:
+        if not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"{type(self).__name__} needs at least one worker, got {workers!r}")
+        self._workers = workers
+
     @property
     def workers(self) -> int:
-        return 1
+        """Episodes replayed at once (each in an env of its own where envs are reused)."""
+        return int(self.__dict__.get("_workers", 1))
 
     @abc.abstractmethod
     def make_env(self, task: Task, record: EpisodeRecord, run: RunFacts) -> Any:
@@ -217,10 +291,83 @@ class EnvReplay(abc.ABC):
         transcript that stops before the env's episode does): a failure."""
         return {"score": 0.0, "success": False}
 
+    def replayed_action(self, action: str, env: Any, record: EpisodeRecord) -> str:
+        """The recorded ``action`` as it is sent to the replay's ``env`` (as recorded by
+        default; an env whose addresses differ per instance rewrites them)."""
+        return action
+
+    def comparable(self, text: str) -> str:
+        """``text`` (an observation, recorded or replayed) reduced to what must agree."""
+        return text
+
+    # -- reusing envs -------------------------------------------------------------------------
+    def env_key(self, task: Task, record: EpisodeRecord, run: RunFacts) -> Hashable:
+        """Envs are reused only between episodes of the same key (default: the run's facts,
+        so a run's simulator and scorer choices never leak into another's replay)."""
+        return run
+
+    def retarget(self, env: Any, task: Task) -> None:
+        """Point a reused env at ``task`` before it is reset (default: a task set of that
+        task alone, as :meth:`make_env` typically builds)."""
+        env.unwrapped.tasks = TaskSet(f"replay-{task.id}", [task])
+
+    def release(self) -> None:
+        """Close the envs kept for reuse (the verifier calls it when a batch of checks
+        ends; envs in use finish their episode and are kept until the next release)."""
+        pool = self._pool()
+        with pool.lock:
+            idle = [env for envs in pool.idle.values() for env in envs]
+            pool.idle.clear()
+        for env in idle:
+            _close_quietly(env)
+
+    def _pool(self) -> _EnvPool:
+        # Made on first use, so that subclasses need not call this class's __init__;
+        # dict.setdefault is atomic, so two threads get the same pool.
+        return self.__dict__.setdefault("_env_pool", _EnvPool())
+
+    def _take_env(self, task: Task, record: EpisodeRecord, run: RunFacts) -> Any:
+        if self.reuse_envs:
+            pool = self._pool()
+            with pool.lock:
+                envs = pool.idle.get(self.env_key(task, record, run))
+                env = envs.pop() if envs else None
+            if env is not None:
+                self.retarget(env, task)
+            else:
+                env = self.make_env(task, record, run)
+            with pool.lock:
+                pool.busy += 1
+            return env
+        return self.make_env(task, record, run)
+
+    def envs_in_use(self) -> int:
+        """How many reusable envs are replaying an episode now (0: :meth:`release` left
+        nothing open, so a replay may also close what its envs share, e.g. a browser)."""
+        pool = self._pool()
+        with pool.lock:
+            return pool.busy
+
+    def _give_back(self, env: Any, task: Task, record: EpisodeRecord, run: RunFacts,
+                   clean: bool) -> None:
+        if not self.reuse_envs:
+            _close_quietly(env)
+            return
+        pool = self._pool()
+        with pool.lock:
+            pool.busy -= 1
+            if clean:
+                pool.idle.setdefault(self.env_key(task, record, run), []).append(env)
+        if not clean:  # it may be broken (a dead JVM or browser): never reuse it
+            _close_quietly(env)
+
     # -- the replay ---------------------------------------------------------------------------
     def check(self, task: Task, record: EpisodeRecord, run: RunFacts) -> ReplayResult:
         where = f"{record.task_id} trial {record.trial}"
         if not record.turns:
+            if _model_failed(record):  # the model failed before its first message
+                return ReplayResult(dict(MODEL_FAILURE_METRICS),
+                                    self._metric_problems(record, MODEL_FAILURE_METRICS, where))
             return ReplayResult(self.failed_metrics(task, record),
                                 [self.NO_TURNS.format(where=where)])
         result = self._attempt(task, record, run, where)
@@ -235,10 +382,15 @@ class EnvReplay(abc.ABC):
     def rollout(self, env: Any, task: Task, record: EpisodeRecord) -> Rollout:
         """Reset ``env`` for ``record`` and step it with the recorded actions until either
         runs out."""
-        observation, _ = env.reset(seed=record.seed, options=self.reset_options(task, record))
+        options = self.reset_options(task, record)
+        if _model_failed(record) and "max_turns" in options:
+            # The model failed mid-episode: its last recorded turn was not the budget's last.
+            options["max_turns"] = int(options["max_turns"]) + 1
+        observation, _ = env.reset(seed=record.seed, options=options)
         steps: list[ReplayedStep] = []
         for turn in record.turns:
-            observation_, reward, terminated, truncated, info = env.step(turn.action)
+            action = self.replayed_action(turn.action, env, record)
+            observation_, reward, terminated, truncated, info = env.step(action)
             step = ReplayedStep(observation_, float(reward), bool(terminated), bool(truncated),
                                 dict(info))
             steps.append(step)
@@ -248,27 +400,48 @@ class EnvReplay(abc.ABC):
 
     def _attempt(self, task: Task, record: EpisodeRecord, run: RunFacts,
                  where: str) -> ReplayResult:
-        env = self.make_env(task, record, run)
+        env = self._take_env(task, record, run)
+        clean = False
         try:
             rollout = self.rollout(env, task, record)
+            clean = True
         finally:
-            env.close()
+            self._give_back(env, task, record, run, clean)
         problems = self._transcript_problems(record, rollout, where)
+        if _model_failed(record):
+            # (An episode that ended before the transcript does was named above.)
+            if rollout.ended and len(rollout.steps) == len(record.turns):
+                problems.append(f"{where}: the record says the model failed after turn "
+                                f"{len(record.turns)}, but the env's episode ended there")
+            metrics = dict(MODEL_FAILURE_METRICS)
+            return ReplayResult(metrics, problems + self._metric_problems(record, metrics,
+                                                                          where))
         metrics = rollout.metrics
         if metrics is None:
             metrics = self.failed_metrics(task, record)
-        for key in self.checked_metrics:
+        return ReplayResult(metrics, problems + self._metric_problems(record, metrics, where))
+
+    def _metric_problems(self, record: EpisodeRecord, metrics: dict[str, Any],
+                         where: str) -> list[str]:
+        keys = MODEL_FAILURE_METRICS if _model_failed(record) else self.checked_metrics
+        problems = []
+        for key in keys:
             recorded = record.metrics.get(key)
-            if not same_value(recorded, metrics.get(key)):
+            if not self.same_metric(key, recorded, metrics.get(key)):
                 problems.append(f"{where}: recorded {key} {show_value(recorded)}, the "
                                 f"server's re-run gives {show_value(metrics.get(key))}")
-        return ReplayResult(metrics, problems)
+        return problems
+
+    def same_metric(self, key: str, recorded: Any, replayed: Any) -> bool:
+        """Whether a recorded metric agrees with the replay's (:func:`same_value`; a suite
+        whose scorer may differ in the last digits between machines allows for that)."""
+        return same_value(recorded, replayed)
 
     def _transcript_problems(self, record: EpisodeRecord, rollout: Rollout,
                              where: str) -> list[str]:
         turns = record.turns
         problems: list[str] = []
-        if turns[0].observation != rollout.first_observation:
+        if self.comparable(turns[0].observation) != self.comparable(rollout.first_observation):
             problems.append(self.FIRST_OBSERVATION.format(where=where))
         # The env may have ended before the transcript does (reported below).
         for index, (turn, step) in enumerate(zip(turns, rollout.steps, strict=False)):
@@ -276,7 +449,8 @@ class EnvReplay(abc.ABC):
             template = self.LAST_OBSERVATION if step.ended else self.OBSERVATION
             # Records without a next observation (never written by the runner) are left to
             # the continuity check below.
-            if turn.next_observation is not None and turn.next_observation != step.observation:
+            if turn.next_observation is not None and \
+                    self.comparable(turn.next_observation) != self.comparable(step.observation):
                 problems.append(template.format(where=where, turn=number))
             if not same_value(turn.reward, step.reward):
                 problems.append(f"{where}: turn {number}: recorded reward "
@@ -289,7 +463,8 @@ class EnvReplay(abc.ABC):
         if rollout.ended and replayed < len(turns):
             problems.append(self.ENDED_EARLY.format(where=where, turn=replayed))
         if not rollout.ended:
-            problems.append(self.NOT_ENDED.format(where=where, turn=replayed))
+            if not _model_failed(record):  # a model failure stops mid-episode by definition
+                problems.append(self.NOT_ENDED.format(where=where, turn=replayed))
             return problems
         last = rollout.steps[-1]
         # Older records carry neither flag; a record that states how it ended must be right.
@@ -305,8 +480,29 @@ class EnvReplay(abc.ABC):
         return problems
 
     def _metrics_agree(self, record: EpisodeRecord, metrics: dict[str, Any]) -> bool:
-        return all(same_value(record.metrics.get(key), metrics.get(key))
+        return all(self.same_metric(key, record.metrics.get(key), metrics.get(key))
                    for key in self.checked_metrics)
+
+
+class _EnvPool:
+    """Envs waiting for their next replay, by :meth:`EnvReplay.env_key`."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.idle: dict[Hashable, list[Any]] = {}
+        self.busy = 0
+
+
+def _close_quietly(env: Any) -> None:
+    try:
+        env.close()
+    except Exception:  # a dead JVM or browser has nothing left to close
+        pass
+
+
+def _model_failed(record: EpisodeRecord) -> bool:
+    """Whether the runner recorded that the model failed this episode (scored 0)."""
+    return getattr(record, "failure", None) == "model"
 
 
 def _ending(terminated: bool, truncated: bool) -> str:

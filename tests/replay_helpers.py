@@ -28,3 +28,45 @@ def play(env: Any, actions: Sequence[str], *, env_id: str, options: dict[str, An
                          seed=seed, status="ok", turns=turns, metrics=info.get("metrics", {}),
                          terminated=terminated, truncated=truncated,
                          final_answer=info.get("final_answer"))
+
+
+def forgeries(honest: EpisodeRecord, failing: EpisodeRecord,
+              other_action: str) -> dict[str, EpisodeRecord]:
+    """The ways a hostile submitter edits records, each of which a suite's replay must name:
+    a failing episode edited to success, an episode with no turns, an episode written without
+    running the env (every observation invented), one edited observation (kept continuous, so
+    only the env can tell), and actions that do not lead to the recorded states (every
+    action replaced by ``other_action``, the rest kept)."""
+    success = dict(failing.metrics, success=True, score=1.0)
+    last = failing.turns[-1].model_copy(update={"reward": 1.0})
+    invented = [turn.model_copy(update={"observation": f"You see room {i}.",
+                                        "next_observation": f"You see room {i + 1}."})
+                for i, turn in enumerate(honest.turns)]
+    edited = [turn.model_copy() for turn in honest.turns]
+    edited[0] = edited[0].model_copy(update={"next_observation": "You have won."})
+    if len(edited) > 1:
+        edited[1] = edited[1].model_copy(update={"observation": "You have won."})
+    other = [turn.model_copy(update={"action": other_action}) for turn in honest.turns]
+    return {
+        "edited success": failing.model_copy(update={
+            "metrics": success, "turns": [*failing.turns[:-1], last],
+            "terminated": True, "truncated": False}),
+        "no turns": honest.model_copy(update={"turns": []}),
+        "written without running": honest.model_copy(update={"turns": invented}),
+        "edited observation": honest.model_copy(update={"turns": edited}),
+        "other actions": honest.model_copy(update={"turns": other}),
+    }
+
+
+def made_envs(replay: Any) -> list[Any]:
+    """Every env ``replay`` makes from now on, in order (to count how often it reuses one)."""
+    made: list[Any] = []
+    original = replay.make_env
+
+    def making(*args: Any) -> Any:
+        env = original(*args)
+        made.append(env)
+        return env
+
+    replay.make_env = making
+    return made

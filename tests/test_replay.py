@@ -193,3 +193,83 @@ def test_run_facts_come_from_the_summary() -> None:
     assert RunFacts.from_summary(summary) == RunFacts(env="test/Count-v0", split="test",
                                                       simulator="builtin",
                                                       scorer="hidden-tests")
+
+
+# -- families, reused envs, model failures, helpers' memory limit -----------------------------
+
+def test_a_replay_registered_for_an_env_family_serves_every_id_of_it(monkeypatch) -> None:
+    """(BabyAI's 41 ids, a real family, are checked in tests/gyms/embodied/test_replay.py.)"""
+    from colbench import envs, registry
+    from colbench.replay import FAMILY_PREFIX, find_replay
+
+    family = {"test/CountFamily-1-v0", "test/CountFamily-2-v0"}
+    monkeypatch.setattr(envs, "env_family", lambda env_id: "counting" if env_id in family
+                        else None)
+    registry.replays.register(FAMILY_PREFIX + "counting", CountReplay)
+    try:
+        assert {find_replay(env_id) for env_id in family} == {CountReplay}
+        assert find_replay("test/Unknown-v0") is None
+    finally:
+        registry.replays.unregister(FAMILY_PREFIX + "counting")
+    assert find_replay("test/CountFamily-1-v0") is None
+
+
+class ReusingReplay(CountReplay):
+    reuse_envs = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.closed: list[CountEnv] = []
+
+    def make_env(self, task: Task, record: EpisodeRecord, run: RunFacts) -> CountEnv:
+        env = super().make_env(task, record, run)
+        env.close = lambda env=env: self.closed.append(env)  # type: ignore[method-assign]
+        return env
+
+
+def test_reused_envs_serve_later_episodes_and_are_closed_on_release() -> None:
+    replay = ReusingReplay()
+    other = Task(id="count-2", suite="count", split="test", prompt="Count to 2.",
+                 privileged={"target": 2})
+    for task, actions in ((TASK, ["up", "up", "up"]), (other, ["up", "up"]), (TASK, ["up"])):
+        record = play(CountEnv(TaskSet("one", [task])), actions, env_id=RUN.env,
+                      options={"task_id": task.id, "max_turns": len(actions)})
+        assert replay.check(task, record, RUN).problems == []
+    assert replay.made == 1 and replay.closed == [] and replay.envs_in_use() == 0
+    replay.release()
+    assert len(replay.closed) == 1
+    replay.check(TASK, record_of(["up", "up", "up"]), RUN)
+    assert replay.made == 2  # a released env is never reused
+
+
+def test_a_model_failure_is_replayed_as_far_as_it_went_and_scores_zero() -> None:
+    honest = record_of(["up", "up", "up"])
+    failed = honest.model_copy(update={"turns": honest.turns[:2], "failure": "model",
+                                       "metrics": {"success": False, "score": 0.0}})
+    result = CountReplay().check(TASK, failed, RUN)
+    assert result.problems == [] and result.metrics == {"success": False, "score": 0.0}
+    assert CountReplay().check(TASK, failed.model_copy(update={"turns": []}), RUN).problems == []
+    ended = failed.model_copy(update={"turns": honest.turns})
+    assert CountReplay().check(TASK, ended, RUN).problems == [
+        "count-3 trial 0: the record says the model failed after turn 3, but the env's "
+        "episode ended there"]
+    credited = failed.model_copy(update={"metrics": {"success": True, "score": 1.0}})
+    assert len(CountReplay().check(TASK, credited, RUN).problems) == 2
+
+
+def test_helpers_start_outside_the_address_space_limit_which_is_then_restored() -> None:
+    import subprocess
+    import sys
+
+    code = """
+import resource
+from colbench.replay import helpers_outside_memory_limit
+soft, hard = 8 << 30, resource.getrlimit(resource.RLIMIT_AS)[1]
+resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+with helpers_outside_memory_limit():
+    inside = resource.getrlimit(resource.RLIMIT_AS)[0]
+print(inside == hard, resource.getrlimit(resource.RLIMIT_AS)[0] == soft)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.stdout.split() == ["True", "True"], out.stderr
