@@ -1,0 +1,124 @@
+"""The embodied suites' replays: how a server re-checks recorded BabyAI and ScienceWorld
+episodes.
+
+Both games are deterministic given the task and the actions: a BabyAI task is a minigrid
+level and a seed (the grid, the objects and the mission follow from them), a ScienceWorld
+task is a task name and a variation loaded into the simulator. So a fresh env is stepped
+with the recorded messages (see :class:`colbench.replay.EnvReplay`) and everything is
+compared: the first observation (the mission or task description and the first view), each
+action's result, each reward, how and where the episode ended, and the terminal metrics.
+
+Registration: ScienceWorld has one id; BabyAI has one id per level family plus
+``colbench/BabyAI-v0``, all made by one class with kwargs per id (an env family,
+:mod:`colbench.envs`). :class:`BabyAIReplay` plays the record's task whatever id it came
+from (the task names its level and seed), so it is registered once, for the whole family,
+as ``family:babyai`` (:func:`colbench.replay.find_replay`).
+
+Cost (see each class): a BabyAI env starts in milliseconds and replays a turn in well
+under one; a ScienceWorld env owns a JVM (about 190 MB, seconds to start), so its replay
+keeps one env per worker thread between episodes and loads each task variation into the
+running simulator, as the env itself does between its own episodes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any, ClassVar
+
+from colbench.gyms.embodied.babyai import BabyAIEnv
+from colbench.gyms.embodied.sciworld import SciWorldEnv
+from colbench.records import EpisodeRecord
+from colbench.replay import EnvReplay, RunFacts
+from colbench.tasks import Task, TaskSet
+
+#: Where ScienceWorld's listings split into their items: lines, and ", " or ": " inside one.
+_LISTING = re.compile(r"[,:]\s+|\n")
+
+
+class BabyAIReplay(EnvReplay):
+    """Replays the episodes of every BabyAI id; see the module docstring. Takes no options
+    (``sandbox=``, handed to every replay by a server, is ignored: no code runs).
+
+    Envs are kept between episodes (``reuse_envs``): each caches the minigrid levels it
+    has built, which saves rebuilding a level's env for every episode of that level."""
+
+    checked_metrics: ClassVar[tuple[str, ...]] = (
+        "score", "success", "turns", "steps", "invalid_actions", "level")
+    reuse_envs: ClassVar[bool] = True
+
+    FIRST_OBSERVATION = ("{where}: the first observation is not the mission and view of the "
+                         "task's level and seed")
+    OBSERVATION = ("{where}: turn {turn}: the recorded result of the action is not what the "
+                   "level does")
+    LAST_OBSERVATION = ("{where}: turn {turn}: the recorded result of the last action is not "
+                        "what the level does")
+    ENDED_EARLY = ("{where}: the level's episode ends at turn {turn} but the transcript goes "
+                   "on")
+    NOT_ENDED = ("{where}: the transcript stops after turn {turn} but the level's episode "
+                 "goes on")
+
+    def __init__(self, sandbox: object = None) -> None:
+        del sandbox  # no untrusted code runs in a BabyAI replay
+
+    @property
+    def workers(self) -> int:
+        # One: a replay takes milliseconds, and BabyAIEnv silences level generation with
+        # contextlib.redirect_stdout, which swaps the process-wide sys.stdout and can leave
+        # it swapped when two threads do it at once.
+        return 1
+
+    def env_key(self, task: Task, record: EpisodeRecord, run: RunFacts) -> str:
+        return "babyai"  # the run's facts do not change how a level plays
+
+    def make_env(self, task: Task, record: EpisodeRecord, run: RunFacts) -> BabyAIEnv:
+        return BabyAIEnv(tasks=TaskSet(f"replay-{task.id}", [task]))
+
+    def failed_metrics(self, task: Task, record: EpisodeRecord) -> dict[str, Any]:
+        return {"score": 0.0, "success": False, "turns": len(record.turns), "steps": 0,
+                "invalid_actions": 0, "level": task.metadata.get("level")}
+
+
+class SciWorldReplay(EnvReplay):
+    """Replays ``colbench/SciWorld-v0`` episodes; see the module docstring.
+
+    ``workers``: how many episodes are replayed at once, each in an env of its own (one JVM
+    each, about 190 MB; default 2). The JVMs are started on the first episodes and kept
+    until :meth:`release` (the verifier calls it when a submission's checks end)."""
+
+    checked_metrics: ClassVar[tuple[str, ...]] = (
+        "score", "success", "raw_score", "failed", "turns", "task_name", "variation")
+    reuse_envs: ClassVar[bool] = True
+
+    FIRST_OBSERVATION = ("{where}: the first observation is not the task description and "
+                         "first look of the task's variation")
+    OBSERVATION = ("{where}: turn {turn}: the recorded result of the action is not the "
+                   "simulator's")
+    LAST_OBSERVATION = ("{where}: turn {turn}: the recorded result of the last action is not "
+                        "the simulator's")
+    ENDED_EARLY = "{where}: the task is complete at turn {turn} but the transcript goes on"
+    NOT_ENDED = ("{where}: the transcript stops after turn {turn} but the task is not "
+                 "complete and the turn budget is not spent")
+
+    def __init__(self, sandbox: object = None, *, workers: int = 2) -> None:
+        del sandbox  # no untrusted code runs in a ScienceWorld replay
+        super().__init__(workers=workers)
+
+    def env_key(self, task: Task, record: EpisodeRecord, run: RunFacts) -> str:
+        return "sciworld"  # every episode plays in the default simplifications
+
+    def comparable(self, text: str) -> str:
+        """The text's items (its lines, and the items of each listing in a line) in sorted
+        order: ScienceWorld lists the objects of a room or container in an order that differs
+        between two runs of the same actions (measured: 3 of 6 oracle episodes replayed in
+        another JVM differ in order only), never in the items themselves."""
+        items = Counter(part.strip() for part in _LISTING.split(text) if part.strip())
+        return "\n".join(sorted(items.elements()))
+
+    def make_env(self, task: Task, record: EpisodeRecord, run: RunFacts) -> SciWorldEnv:
+        return SciWorldEnv(tasks=TaskSet(f"replay-{task.id}", [task]))
+
+    def failed_metrics(self, task: Task, record: EpisodeRecord) -> dict[str, Any]:
+        return {"score": 0.0, "success": False, "raw_score": 0, "failed": False,
+                "turns": len(record.turns), "task_name": task.privileged.get("task_name"),
+                "variation": task.privileged.get("variation")}

@@ -1,0 +1,70 @@
+"""TextCraft's replay: honest records (solved and failed) replay clean with the game's
+metrics, and every kind of forgery is named."""
+
+from __future__ import annotations
+
+import pytest
+from replay_helpers import forgeries, play
+
+from colbench.gyms.craft.env import TextCraftEnv
+from colbench.gyms.craft.replay import TextCraftReplay
+from colbench.gyms.craft.tasks import load_textcraft_tasks
+from colbench.replay import Replay, RunFacts, find_replay
+
+ENV = "colbench/TextCraft-v0"
+RUN = RunFacts(env=ENV, split="test")
+
+
+@pytest.fixture(scope="module")
+def task():
+    return load_textcraft_tasks("test")[0]
+
+
+@pytest.fixture(scope="module")
+def records(task):
+    env = TextCraftEnv()
+    try:
+        honest = play(env, [f"Action: {a}" for a in task.privileged["gold_actions"]],
+                      env_id=ENV, options={"task_id": task.id}, seed=3)
+        failing = play(env, ["Action: inventory", "Action: get 1 banana"], env_id=ENV,
+                       options={"task_id": task.id, "max_turns": 2})
+    finally:
+        env.close()
+    assert honest.metrics["success"] is True and failing.metrics["success"] is False
+    return honest, failing
+
+
+def test_the_registry_names_the_textcraft_replay() -> None:
+    assert find_replay(ENV) is TextCraftReplay
+    assert isinstance(TextCraftReplay(sandbox=object()), Replay)
+
+
+def test_honest_records_replay_clean_with_the_games_metrics(task, records) -> None:
+    replay = TextCraftReplay()
+    for record in records:
+        result = replay.check(task, record, RUN)
+        assert result.problems == []
+        assert result.metrics == record.metrics
+
+
+@pytest.mark.parametrize("kind", ["edited success", "no turns", "written without running",
+                                  "edited observation", "other actions"])
+def test_every_forgery_is_named(task, records, kind: str) -> None:
+    forged = forgeries(*records, other_action="Action: inventory")[kind]
+    result = TextCraftReplay().check(task, forged, RUN)
+    assert result.problems, kind
+    if kind in ("edited success", "no turns", "other actions"):  # the game says: not crafted
+        assert result.metrics["success"] is False and result.metrics["score"] == 0.0
+
+
+def test_a_model_failure_replays_its_turns_and_scores_zero(task, records) -> None:
+    honest, _ = records
+    failed = honest.model_copy(update={"turns": honest.turns[:1], "failure": "model",
+                                       "metrics": {"success": False, "score": 0.0}})
+    result = TextCraftReplay().check(task, failed, RUN)
+    assert result.problems == [] and result.metrics == {"success": False, "score": 0.0}
+    credited = failed.model_copy(update={"metrics": {"success": True, "score": 1.0}})
+    assert TextCraftReplay().check(task, credited, RUN).problems
+    edited = failed.model_copy(update={"turns": [honest.turns[0].model_copy(
+        update={"next_observation": "Crafted 1 diamond"})]})
+    assert TextCraftReplay().check(task, edited, RUN).problems
