@@ -35,11 +35,13 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from colbench.errors import ConfigError
 
-#: Submission states. ``pending`` until the worker has looked at it.
+#: Submission states. ``pending`` until the worker has looked at it; ``self-reported``: every
+#: check passed but the suite has no replay on the server (never shown as verified).
 PENDING, VERIFIED, UNVERIFIED, REJECTED = "pending", "verified", "unverified", "rejected"
-STATUSES = (PENDING, VERIFIED, UNVERIFIED, REJECTED)
+SELF_REPORTED = "self-reported"
+STATUSES = (PENDING, VERIFIED, SELF_REPORTED, UNVERIFIED, REJECTED)
 #: The states listed on the boards.
-LISTED = (VERIFIED, UNVERIFIED)
+LISTED = (VERIFIED, SELF_REPORTED, UNVERIFIED)
 
 
 def utcnow() -> dt.datetime:
@@ -108,6 +110,8 @@ class Submission(Base):
     metrics_json: Mapped[str | None] = mapped_column(Text, nullable=True)
     claimed_metrics_json: Mapped[str | None] = mapped_column(Text, nullable=True)
     breakdown_json: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # Which checks the entry passed (verify.Verification.checks), for the board and the API.
+    checks_json: Mapped[str | None] = mapped_column(Text, nullable=True)
     # The worker's claim: who is verifying it and since when (refreshed by a heartbeat).
     claim_owner: Mapped[str | None] = mapped_column(String(100), nullable=True)
     claimed_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)

@@ -227,7 +227,7 @@ def submission_json(item: dict[str, Any]) -> dict[str, Any]:
         "trials": item["trials"], "episodes": item["episodes"],
         "created_at": queries.iso(item["created_at"]),
         "verified_at": queries.iso(item["verified_at"]),
-        "metrics": item["metrics"],
+        "metrics": item["metrics"], "checks": item["checks"],
         "page": url_for("pages.submission_page", submission_id=item["id"], _external=True),
     }
 
@@ -273,7 +273,7 @@ def get_leaderboard() -> Any:
         "organization": row["organization"],
         "success_rate": _metric(row["success_mean"], row["success_lo"], row["success_hi"]),
         "score": _metric(row["score_mean"], row["score_lo"], row["score_hi"]),
-        "verified": row["verified"], "status": row["status"],
+        "verified": row["verified"], "status": row["status"], "checks": row["checks"],
         "created_at": queries.iso(row["created_at"]),
         "colbench_version": row["colbench_version"], "simulator": row["simulator"],
         "episodes": row["episodes"],

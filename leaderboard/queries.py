@@ -76,7 +76,8 @@ _BOARD_COLUMNS = (Submission.id, Submission.model_name, Submission.organization,
                   Submission.success_mean, Submission.success_lo, Submission.success_hi,
                   Submission.score_mean, Submission.score_lo, Submission.score_hi,
                   Submission.status, Submission.created_at, Submission.colbench_version,
-                  Submission.simulator, Submission.open_weights, Submission.episodes)
+                  Submission.simulator, Submission.open_weights, Submission.episodes,
+                  Submission.checks_json)
 
 
 class _BoardCache:
@@ -112,6 +113,7 @@ class _BoardCache:
             rows = [dict(row) for row in result.mappings()]
         for row in rows:
             row["verified"] = row["status"] == VERIFIED
+            row["checks"] = _loads(row.pop("checks_json"), [])
         with self._lock:
             if len(self._boards) >= self.size and key not in self._boards:
                 self._boards.pop(next(iter(self._boards)))
@@ -185,6 +187,7 @@ def submission(db: Database, submission_id: str) -> dict[str, Any] | None:
             "metrics": _loads(row.metrics_json, {}),
             "claimed_metrics": _loads(row.claimed_metrics_json, {}),
             "breakdown": _loads(row.breakdown_json, {}),
+            "checks": _loads(row.checks_json, []),
         }
 
 

@@ -4,8 +4,9 @@ env's version and turn budget, and how to replay an episode to re-check it.
 :class:`SuiteCatalog` resolves an env id to a :class:`Suite` through colbench's registries
 only, so the leaderboard imports no suite: the env registry gives the env (its splits, and its
 task set, version and turn budget, read from an instance made once per split), the
-``replays`` registry gives the suite's own :class:`~colbench.replay.Replay`. A suite with no
-replay is checked for consistency only: its per-episode metrics are summed, not recomputed.
+``replays`` registry gives the suite's own :class:`~colbench.replay.Replay` (by env id, or by
+the id's env family). A suite with no replay is checked for consistency only: its
+per-episode metrics are summed, not recomputed, and its runs are listed as self-reported.
 Tests and operators may pass their own suites.
 """
 
@@ -19,7 +20,7 @@ from typing import Any
 
 from colbench.errors import EnvironmentFailure
 from colbench.records import EpisodeRecord
-from colbench.replay import Replay, ReplayResult, RunFacts
+from colbench.replay import Replay, ReplayResult, RunFacts, find_replay
 from colbench.tasks import Task, TaskSet, hash_tasks
 
 #: The board a server starts with: its test split is loaded at start-up so that the first
@@ -59,15 +60,14 @@ class _UnloadableReplay:
 
 
 def _replay_for(env_id: str, sandbox: Any) -> Replay | None:
-    """The replay the ``replays`` registry names for ``env_id``, made once per catalog."""
-    from colbench import registry
-
-    if env_id not in registry.replays:
-        return None
+    """The replay the ``replays`` registry names for ``env_id`` (or for its env family, see
+    :func:`colbench.replay.find_replay`), made once per catalog."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            factory = registry.replays.get(env_id)
+            factory = find_replay(env_id)
+            if factory is None:
+                return None
             return factory() if sandbox is None else factory(sandbox=sandbox)
         except Exception as exc:  # a broken plugin: see _UnloadableReplay
             reason = "; ".join(str(w.message) for w in caught) or f"{type(exc).__name__}: {exc}"
@@ -99,7 +99,11 @@ def _registered_suite(env_id: str, sandbox: Any = None) -> Suite | None:
         env = make(env_id, split=split)
         try:
             inner = env.unwrapped
-            suite.env_version = inner.describe().get("env_version")
+            # The class's version, as describe() reports it, without describe(): that may
+            # load a scorer's weights (the frontend's CLIP), which reading tasks never needs.
+            version = getattr(inner, "version", None)
+            suite.env_version = (str(version) if version is not None
+                                 else inner.describe().get("env_version"))
             suite.max_turns = getattr(inner, "max_turns", None)
             return inner.tasks
         finally:

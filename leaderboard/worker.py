@@ -158,7 +158,8 @@ class VerificationWorker:
             "status": verification.status, "errors": json.dumps(verification.errors),
             "verified_at": utcnow(), "metrics_json": _metric_json(verification),
             "claimed_metrics_json": json.dumps(verification.claimed, sort_keys=True),
-            "breakdown_json": json.dumps(verification.breakdown)}
+            "breakdown_json": json.dumps(verification.breakdown),
+            "checks_json": json.dumps(verification.checks)}
         for column, key in (("success", "success_rate"), ("score", "score")):
             summary = verification.metrics.get(key)
             values[f"{column}_mean"] = summary.mean if summary else None
