@@ -1,7 +1,9 @@
 """``mt-dpo``: multi-turn DPO on TRL's ``DPOTrainer``.
 
 Pairs are two episodes of one task, chosen = the higher score: per task, the best episode
-against each strictly worse one (:func:`colbench.trainers.data.trajectory_pairs`). Both share
+against each strictly worse one (:func:`colbench.trainers.data.trajectory_pairs`), by default
+only on tasks where the best episode succeeded (``require_success``, as the released SWEET-RL
+code pairs: a failure preferred to a worse failure teaches little and often the wrong thing). Both share
 the prompt (system message and first observation); the completion is the rest of each
 conversation, and the DPO loss sums the policy's and the reference's log-probabilities over the
 agent's tokens of every turn, not over the observations between them
@@ -70,8 +72,11 @@ class MTDPOTrainer(TrainerPlugin):
     def validate(self, data: TrajectoryData | None) -> None:
         assert data is not None
         if not self.pairs(data):
+            success = (" of a task where some episode succeeded (require_success; "
+                       "--no-require-success pairs failures too)"
+                       if self.config.require_success else "")
             raise ConfigError(f"mt-dpo: no preference pairs ({data.describe()}); a pair needs two "
-                              "episodes of one task with different scores: collect with --k 2 "
+                              f"episodes{success} with different scores: collect with --k 2 "
                               "or more, or a pool of --model")
 
     def train(self, model: ModelSource, data: TrajectoryData | None, out: Path) -> TrainResult:
@@ -97,7 +102,8 @@ class MTDPOTrainer(TrainerPlugin):
         tokenizer = load_tokenizer(model, trust_remote_code=config.trust_remote_code)
         dataset = Dataset.from_list(pair_rows(pairs, tokenizer))
         args = make_config(DPOConfig, training_arguments(
-            config, out, **dpo_loss_settings(config.beta, config.loss_type, config.nll_coef)))
+            config, out, **config.optimiser_arguments(),
+            **dpo_loss_settings(config.beta, config.loss_type, config.nll_coef)))
         policy = load_causal_lm(model, dtype=config.dtype,
                                 trust_remote_code=config.trust_remote_code)
         ref = None if config.lora else load_causal_lm(
@@ -113,9 +119,10 @@ class MTDPOTrainer(TrainerPlugin):
         if trainer.is_world_process_zero():
             write_model_card(
                 out, trainer=self.name, source=model, config=config, adapter=config.lora,
-                data_text=f"{len(pairs)} episode pairs from {data.describe()}.",
+                data_text=(f"{len(pairs)} episode pairs from {data.describe()}"
+                           f"{', tasks with a success only' if config.require_success else ''}."),
                 summary=self.summary, metrics=metrics,
-                method="DPO (TRL `DPOTrainer`) on pairs of episodes of one task, chosen = the "
-                       "higher score; log-probabilities summed over the agent's tokens of "
-                       "every turn.")
+                method=("DPO (TRL `DPOTrainer`) on pairs of episodes of one task, chosen = the "
+                        "higher score; log-probabilities summed over the agent's tokens of "
+                        "every turn. " + config.preset_note()).rstrip())
         return TrainResult(path=out, metrics=metrics, adapter=config.lora)

@@ -14,6 +14,9 @@ one, from tasks where some episode succeeded) with the Bradley-Terry loss
 
     L = -log sigmoid( beta * sum_t A(o_t+, a_t+, c) - beta * sum_t A(o_t-, a_t-, c) )
 
+(``critic_aggregation: trajectory_mean`` replaces each sum of per-turn means by one mean of the
+log-ratio over all the agent's tokens of the episode, as the released code's critic does.)
+
 :class:`SweetCriticTrainer` is TRL's ``DPOTrainer`` (through
 :class:`~colbench.trainers.trl_ext.TurnMaskedDPOTrainer`) with this loss in place of DPO's:
 the reference model, PEFT (the reference is then the model with its adapter disabled),
@@ -41,6 +44,7 @@ from colbench.trainers.data import (
     split_prompt,
     with_privileged,
 )
+from colbench.trainers.sweet_rl_config import critic_privileged
 from colbench.trainers.tokenize import tokenize_continuation
 from colbench.trainers.trl_ext import TurnMaskedDPOTrainer
 
@@ -68,6 +72,28 @@ def turn_advantages(token_logratio: torch.Tensor, turn_index: torch.Tensor,
     return sums / counts.clamp(min=1), present
 
 
+def trajectory_mean_advantages(token_logratio: torch.Tensor, turn_index: torch.Tensor
+                               ) -> torch.Tensor:
+    """Per row, the mean of ``token_logratio`` over every agent token (``turn_index >= 0``):
+    the released code's episode score (one mean over all turns, so a long turn weighs more
+    than a short one), where the paper sums per-turn means."""
+    valid = (turn_index >= 0).to(token_logratio.dtype)
+    return (token_logratio * valid).sum(dim=1) / valid.sum(dim=1).clamp(min=1)
+
+
+def episode_scores(token_logratio: torch.Tensor, turn_index: torch.Tensor,
+                   aggregation: str = "turn_sum") -> torch.Tensor:
+    """Each row's score in the Bradley-Terry loss: ``turn_sum`` (the paper: the sum of the
+    per-turn mean log-ratios) or ``trajectory_mean`` (the released code)."""
+    if aggregation == "turn_sum":
+        advantages, _ = turn_advantages(token_logratio, turn_index)
+        return advantages.sum(dim=1)
+    if aggregation == "trajectory_mean":
+        return trajectory_mean_advantages(token_logratio, turn_index)
+    raise ConfigError(f"critic_aggregation must be turn_sum or trajectory_mean, got "
+                      f"{aggregation!r}")
+
+
 def bradley_terry_loss(chosen: torch.Tensor, rejected: torch.Tensor, beta: float) -> torch.Tensor:
     """Mean over pairs of ``-log sigmoid(beta * chosen - beta * rejected)`` (summed advantages
     of each episode in, one loss out)."""
@@ -83,11 +109,14 @@ def critic_messages(messages: Sequence[Message], privileged: Any, use_privileged
 
 
 def critic_rows(pairs: Sequence[TrajectoryPair], data: TrajectoryData, tokenizer: Any, *,
-                use_privileged: bool = True) -> list[dict[str, Any]]:
-    """Tokenized episode pairs, each token marked with its agent turn, for the critic."""
+                use_privileged: bool = True, privileged_keys: list[str] | None = None,
+                ) -> list[dict[str, Any]]:
+    """Tokenized episode pairs, each token marked with its agent turn, for the critic. With
+    ``privileged_keys``, the critic reads only those fields of the privileged data."""
     rows = []
     for pair in pairs:
-        privileged = data.privileged(pair.task_id)
+        privileged = critic_privileged(data.privileged(pair.task_id), privileged_keys,
+                                       pair.task_id) if use_privileged else None
         prompt, chosen = split_prompt(episode_messages(pair.chosen))
         _, rejected = split_prompt(episode_messages(pair.rejected))
         prompt = critic_messages(prompt, privileged, use_privileged)
@@ -106,13 +135,16 @@ def critic_rows(pairs: Sequence[TrajectoryPair], data: TrajectoryData, tokenizer
 
 class SweetCriticTrainer(TurnMaskedDPOTrainer):
     """The SWEET-RL critic on TRL's ``DPOTrainer``: Bradley-Terry on summed per-turn
-    advantages (module docs). ``args.beta`` is the loss's beta; DPO's ``loss_type`` and
-    ``precompute_ref_log_probs`` do not apply."""
+    advantages, or on trajectory means with ``aggregation="trajectory_mean"`` (module docs).
+    ``args.beta`` is the loss's beta; DPO's ``loss_type`` and ``precompute_ref_log_probs`` do
+    not apply."""
 
     _tag_names = ["trl", "colbench", "sweet-rl", "critic"]
     _collate_turns = True
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, aggregation: str = "turn_sum", **kwargs: Any) -> None:
+        episode_scores(torch.zeros(1, 1), torch.zeros(1, 1, dtype=torch.long), aggregation)
+        self.aggregation = aggregation
         dpo_args = kwargs.get("args")
         if dpo_args is not None and getattr(dpo_args, "precompute_ref_log_probs", False):
             raise ConfigError("the SWEET-RL critic needs the reference per token, per turn: "
@@ -146,8 +178,7 @@ class SweetCriticTrainer(TurnMaskedDPOTrainer):
         seq_len = turn_index.size(1) - 1
         logps = outputs.log_probs[:, -seq_len:]
         ref_logps = self._reference_logps(model_kwargs, labels)[:, -seq_len:]
-        advantages, _ = turn_advantages(logps - ref_logps, turn_index[:, 1:])
-        totals = advantages.sum(dim=1)
+        totals = episode_scores(logps - ref_logps, turn_index[:, 1:], self.aggregation)
         chosen, rejected = totals.chunk(2, dim=0)
         loss = bradley_terry_loss(chosen, rejected, self.beta)
 
@@ -165,10 +196,47 @@ class SweetCriticTrainer(TurnMaskedDPOTrainer):
 
 # -- scoring -------------------------------------------------------------------------------
 
+def action_ids(tokenizer: Any, prompt: Sequence[Message], action: str, *, finished: bool = True,
+               ) -> tuple[list[int], list[int]]:
+    """``(prompt_ids, action_ids)`` of ``action`` as the agent's turn after ``prompt``.
+
+    A finished action ends with the template's end-of-turn marker, which the model emitted to
+    stop. An unfinished one (cut at its token limit) is the action's own tokens and nothing
+    after them: rendered as a complete turn it would teach the policy, and tell the critic,
+    that the turn ends where the limit cut it (in the middle of code, say).
+    """
+    prompt_ids, completion_ids, _ = tokenize_continuation(
+        tokenizer, prompt, [{"role": "assistant", "content": action}])
+    if finished:
+        return prompt_ids, completion_ids
+    return prompt_ids, list(tokenizer(action, add_special_tokens=False)["input_ids"])
+
+
 @dataclass
 class ScoredCandidate:
     text: str
     advantage: float
+
+
+@dataclass
+class ScoringRequest:
+    """Candidate actions after one history, for :meth:`CriticScorer.score_requests`.
+
+    ``prompt`` is what the critic reads (c already added, if any); ``reference_prompt`` what
+    the reference reads (None: the same, as in the paper; the history without c reproduces
+    the released code, whose reference log-probabilities come from the sampling policy).
+    ``finished`` says per action whether it ended its turn (None: all did).
+    """
+
+    prompt: Sequence[Message]
+    actions: Sequence[str]
+    reference_prompt: Sequence[Message] | None = None
+    finished: Sequence[bool] | None = None
+
+    def __post_init__(self) -> None:
+        if self.finished is not None and len(self.finished) != len(self.actions):
+            raise ConfigError(f"{len(self.actions)} actions but {len(self.finished)} "
+                              "finished flags")
 
 
 class CriticScorer:
@@ -176,7 +244,9 @@ class CriticScorer:
 
     ``ref`` is a separate frozen model, or None when ``critic`` is a PEFT model (the reference
     is then the critic with its adapter disabled). Candidates are scored ``batch_size`` at a
-    time, in one forward pass of each model per batch.
+    time, in one forward pass of each model per batch. An action's advantage is the mean over
+    its tokens of the critic's log-probability less the mean of the reference's; when both
+    read the same prompt this is the paper's mean log-ratio.
     """
 
     def __init__(self, critic: Any, tokenizer: Any, ref: Any | None = None, *,
@@ -195,11 +265,12 @@ class CriticScorer:
     def device(self) -> torch.device:
         return next(self.critic.parameters()).device
 
-    def encode(self, prompt: Sequence[Message], action: str) -> tuple[list[int], list[int]]:
-        """``(ids, turn_index)`` of ``prompt`` followed by ``action`` as the agent's turn."""
-        prompt_ids, completion_ids, turns = tokenize_continuation(
-            self.tokenizer, prompt, [{"role": "assistant", "content": action}])
-        return prompt_ids + completion_ids, [-1] * len(prompt_ids) + turns
+    def encode(self, prompt: Sequence[Message], action: str, *, finished: bool = True,
+               ) -> tuple[list[int], list[int]]:
+        """``(ids, turn_index)`` of ``prompt`` followed by ``action`` as the agent's turn
+        (without the end-of-turn marker when the action is not ``finished``)."""
+        prompt_ids, completion = action_ids(self.tokenizer, prompt, action, finished=finished)
+        return prompt_ids + completion, [-1] * len(prompt_ids) + [0] * len(completion)
 
     def _token_logps(self, model: Any, input_ids: torch.Tensor, attention: torch.Tensor
                      ) -> torch.Tensor:
@@ -208,9 +279,10 @@ class CriticScorer:
         return torch.log_softmax(logits, dim=-1).gather(
             2, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
 
-    @torch.no_grad()
-    def score_encoded(self, items: Sequence[tuple[list[int], list[int]]]) -> list[float]:
-        """Advantages of pre-encoded ``(ids, turn_index)`` items (turn 0 is the action)."""
+    def _action_means(self, items: Sequence[tuple[list[int], list[int]]], reference: bool
+                      ) -> list[float]:
+        """Per item, the mean log-probability of its action's tokens (turn 0) under the
+        critic, or under the reference with ``reference``."""
         out: list[float] = []
         for start in range(0, len(items), self.batch_size):
             chunk = items[start:start + self.batch_size]
@@ -223,31 +295,58 @@ class CriticScorer:
                 attention[row, :len(ids)] = 1
                 turn_index[row, :len(turns)] = torch.tensor(turns)
             input_ids, attention = input_ids.to(self.device), attention.to(self.device)
-            critic_logps = self._token_logps(self.critic, input_ids, attention)
-            if self.ref is None:
-                context = self.critic.disable_adapter()
-                model = self.critic
+            if not reference:
+                context, model = contextlib.nullcontext(), self.critic
+            elif self.ref is None:
+                context, model = self.critic.disable_adapter(), self.critic
             else:
-                context = contextlib.nullcontext()
-                model = self.ref
+                context, model = contextlib.nullcontext(), self.ref
             with context:
-                ref_logps = self._token_logps(model, input_ids, attention)
-            advantages, _ = turn_advantages((critic_logps - ref_logps).cpu(),
-                                            turn_index[:, 1:], num_turns=1)
-            out.extend(float(a) for a in advantages[:, 0])
+                logps = self._token_logps(model, input_ids, attention)
+            means, _ = turn_advantages(logps.cpu(), turn_index[:, 1:], num_turns=1)
+            out.extend(float(m) for m in means[:, 0])
         return out
+
+    @torch.no_grad()
+    def score_encoded(self, items: Sequence[tuple[list[int], list[int]]],
+                      reference_items: Sequence[tuple[list[int], list[int]]] | None = None,
+                      ) -> list[float]:
+        """Advantages of pre-encoded ``(ids, turn_index)`` items (turn 0 is the action); the
+        reference reads ``reference_items`` when given (the same actions after its own
+        prompt), else the same items."""
+        if reference_items is not None and len(reference_items) != len(items):
+            raise ConfigError("score_encoded needs one reference item per item")
+        critic = self._action_means(items, reference=False)
+        ref = self._action_means(items if reference_items is None else reference_items,
+                                 reference=True)
+        return [c - r for c, r in zip(critic, ref, strict=True)]
 
     def score(self, prompt: Sequence[Message], actions: Sequence[str]) -> list[float]:
         """The advantage of each action after ``prompt`` (which already holds c, if any)."""
         return self.score_encoded([self.encode(prompt, action) for action in actions])
 
+    def score_requests(self, requests: Sequence[ScoringRequest]) -> list[list[float]]:
+        """Several histories with their candidates, batched together."""
+        items, reference_items = [], []
+        for request in requests:
+            finished = request.finished or [True] * len(request.actions)
+            reference_prompt = (request.prompt if request.reference_prompt is None
+                                else request.reference_prompt)
+            for action, done in zip(request.actions, finished, strict=True):
+                item = self.encode(request.prompt, action, finished=done)
+                items.append(item)
+                reference_items.append(item if request.reference_prompt is None else
+                                       self.encode(reference_prompt, action, finished=done))
+        scores = self.score_encoded(items, reference_items)
+        out, start = [], 0
+        for request in requests:
+            out.append(scores[start:start + len(request.actions)])
+            start += len(request.actions)
+        return out
+
     def score_many(self, requests: Sequence[tuple[Sequence[Message], Sequence[str]]]
                    ) -> list[list[float]]:
-        """Several prompts with their candidates, batched together."""
-        flat = [self.encode(prompt, action) for prompt, actions in requests for action in actions]
-        scores = self.score_encoded(flat)
-        out, start = [], 0
-        for _, actions in requests:
-            out.append(scores[start:start + len(actions)])
-            start += len(actions)
-        return out
+        """Several prompts with their candidates (critic and reference read the same prompt),
+        batched together."""
+        return self.score_requests([ScoringRequest(prompt, actions)
+                                    for prompt, actions in requests])

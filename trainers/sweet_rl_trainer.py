@@ -15,6 +15,16 @@ Two stages, both TRL trainers:
    (:class:`~colbench.trainers.trl_ext.TurnMaskedDPOTrainer`, TRL's ``sigmoid`` and ``sft``
    losses weighted 1 and ``nll_coef``). The pairs are kept in ``OUT/actor_pairs.jsonl``.
 
+A candidate that reached ``candidate_max_tokens`` before ending its turn is never trained on
+as a finished turn (``truncated_candidates``): by default it is kept as an *unfinished* action,
+scored and paired as its own tokens without the end-of-turn marker, so neither the critic's
+score nor the policy's DPO and NLL terms say that the turn ends there; ``drop`` leaves it out
+of its turn's ranking instead. The released code appends the end-of-sequence token to every
+candidate, which teaches a policy to stop where the limit cut it, in the middle of code.
+
+``preset: paper`` (or ``released``) sets the published training values
+(:data:`colbench.trainers.sweet_rl_config.SWEET_RL_PRESETS`).
+
 Under ``accelerate launch`` both trainers run on every process as TRL's do; sampling and
 scoring the candidates runs on the main process (the critic, its reference and the policy on
 one device), and the other processes wait for its pairs.
@@ -68,6 +78,59 @@ def turn_seed(seed: int, row: dict[str, Any]) -> int:
     return int.from_bytes(hashlib.sha256(key).digest()[:4], "little")
 
 
+def candidate_set(texts: list[str], finished: list[bool], rule: str
+                  ) -> tuple[list[str], list[bool], dict[str, int]]:
+    """The candidates a turn ranks, with whether each ended its turn, and counts.
+
+    ``rule`` is ``truncated_candidates``: ``unfinished`` keeps a truncated candidate, marked
+    unfinished (one with no text at all has no token to score and is dropped); ``drop`` leaves
+    every truncated candidate out.
+    """
+    if rule not in ("unfinished", "drop"):
+        raise ConfigError(f"truncated_candidates must be unfinished or drop, got {rule!r}")
+    kept_texts, kept_finished = [], []
+    truncated = dropped = 0
+    for text, done in zip(texts, finished, strict=True):
+        if not done:
+            truncated += 1
+            if rule == "drop" or not text:
+                dropped += 1
+                continue
+        kept_texts.append(text)
+        kept_finished.append(done)
+    return kept_texts, kept_finished, {"truncated": truncated, "dropped": dropped}
+
+
+def actor_row(tokenizer: Any, pair: dict[str, Any], nll_scope: str = "action"
+              ) -> dict[str, Any]:
+    """One pair as ``TurnMaskedDPOTrainer``'s tokenized row.
+
+    ``action`` scope: the history is the prompt, each candidate the completion (an unfinished
+    one without the end-of-turn marker), all of it marked as the agent's turn. ``sequence``
+    scope (the released code, which trains on history and action as one text): everything
+    after the first token is completion, so TRL's NLL (``sft``) term covers the whole chosen
+    conversation; the DPO margin is the same, as the shared history's log-probabilities are
+    equal on both sides and cancel.
+    """
+    from colbench.trainers.sweet_rl_critic import action_ids
+
+    prompt_ids, chosen = action_ids(tokenizer, pair["history"], pair["chosen"],
+                                    finished=pair.get("chosen_finished", True))
+    other, rejected = action_ids(tokenizer, pair["history"], pair["rejected"],
+                                 finished=pair.get("rejected_finished", True))
+    if other != prompt_ids:
+        raise ConfigError(f"task {pair['task_id']} turn {pair['turn']}: the two candidates' "
+                          "histories tokenize differently")
+    if nll_scope == "sequence":
+        chosen, rejected = prompt_ids[1:] + chosen, prompt_ids[1:] + rejected
+        prompt_ids = prompt_ids[:1]
+    elif nll_scope != "action":
+        raise ConfigError(f"nll_scope must be action or sequence, got {nll_scope!r}")
+    return {"prompt_ids": prompt_ids, "chosen_ids": chosen, "rejected_ids": rejected,
+            "chosen_turns": [0] * len(chosen), "rejected_turns": [0] * len(rejected),
+            "history_length": len(other)}
+
+
 def rank_pairs(candidates: list[str], advantages: list[float], pairs_per_turn: int,
                rng: random.Random) -> list[tuple[int, int]]:
     """Up to ``pairs_per_turn`` distinct ``(chosen, rejected)`` index pairs: a random candidate
@@ -107,6 +170,9 @@ class SweetRLTrainer(TrainerPlugin):
                               "(--k) or from a pool of models")
         if self.config.use_privileged and not data.has_privileged:
             load_missing_tasks(data)
+        if self.config.use_privileged:
+            for task_id in data.by_task():  # a field the critic needs but a task lacks
+                self.config.critic_input(data.privileged(task_id), task_id)
 
     # -- stages ---------------------------------------------------------------------------------
     def train_critic(self, model: ModelSource, data: TrajectoryData, tokenizer: Any,
@@ -122,9 +188,12 @@ class SweetRLTrainer(TrainerPlugin):
         config = self.config
         pairs = critic_pairs(data, config)
         dataset = Dataset.from_list(critic_rows(pairs, data, tokenizer,
-                                                use_privileged=config.use_privileged))
+                                                use_privileged=config.use_privileged,
+                                                privileged_keys=config.critic_privileged_keys))
         lora = config.critic_uses_lora
-        extra: dict[str, Any] = {"beta": config.beta}
+        extra: dict[str, Any] = {"beta": config.beta, **config.optimiser_arguments()}
+        if config.critic_max_length is not None:
+            extra["max_length"] = config.critic_max_length
         if config.critic_batch_size is not None:
             extra["per_device_train_batch_size"] = config.critic_batch_size
         args = make_config(DPOConfig, training_arguments(
@@ -137,7 +206,7 @@ class SweetRLTrainer(TrainerPlugin):
         peft = lora_config(_with_lora(config, lora))
         trainer = SweetCriticTrainer(model=critic, ref_model=ref, args=args,
                                      train_dataset=dataset, processing_class=tokenizer,
-                                     peft_config=peft)
+                                     peft_config=peft, aggregation=config.critic_aggregation)
         result = trainer.train()
         save_trained(trainer, tokenizer, out)
         self.critic_metrics = {"critic_pairs": len(pairs), "critic_loss": round(
@@ -179,7 +248,7 @@ class SweetRLTrainer(TrainerPlugin):
         from colbench.models.base import SamplingParams
         from colbench.models.hf import HFChatModel
         from colbench.trainers.model_io import load_causal_lm
-        from colbench.trainers.sweet_rl_critic import critic_messages
+        from colbench.trainers.sweet_rl_critic import ScoringRequest, critic_messages
 
         config = self.config
         turns = select_turns(data, config.turn_fraction, config.seed)
@@ -187,6 +256,7 @@ class SweetRLTrainer(TrainerPlugin):
                                 trust_remote_code=config.trust_remote_code).to(device).eval()
         chat = HFChatModel(policy, tokenizer, name="sweet-rl candidates",
                            batch_size=config.scoring_batch_size, batch_wait=0.0)
+        counts = {"truncated": 0, "dropped": 0}
         try:
             candidates = []
             for row in turns:
@@ -194,27 +264,37 @@ class SweetRLTrainer(TrainerPlugin):
                                         max_tokens=config.candidate_max_tokens,
                                         seed=turn_seed(config.seed, row))
                 replies = chat.generate([row["history"]] * config.num_candidates, params)
-                candidates.append([r.text for r in replies])
+                texts, finished, seen = candidate_set(
+                    [r.text for r in replies], [r.finish_reason != "length" for r in replies],
+                    config.truncated_candidates)
+                counts = {key: counts[key] + seen[key] for key in counts}
+                candidates.append((texts, finished))
         finally:
             chat.close()
             del chat, policy
             _free_memory()
+        self.candidate_metrics = {"candidates_truncated": counts["truncated"],
+                                  "candidates_dropped": counts["dropped"]}
         scorer = self.load_scorer(model, critic_dir, tokenizer, device)
         try:
-            requests = [(critic_messages(row["history"], row["privileged"],
-                                         config.use_privileged), texts)
-                        for row, texts in zip(turns, candidates, strict=True)]
-            advantages = scorer.score_many(requests)
+            requests = []
+            for row, (texts, finished) in zip(turns, candidates, strict=True):
+                privileged = config.critic_input(row["privileged"], row["task_id"])
+                prompt = critic_messages(row["history"], privileged, config.use_privileged)
+                reference = None if config.ranking_reference_privileged else row["history"]
+                requests.append(ScoringRequest(prompt, texts, reference, finished))
+            advantages = scorer.score_requests(requests)
         finally:
             del scorer
             _free_memory()
         rng = random.Random(f"sweet-rl-pairs:{config.seed}")
         pairs = []
-        for row, texts, scores in zip(turns, candidates, advantages, strict=True):
+        for row, (texts, finished), scores in zip(turns, candidates, advantages, strict=True):
             for c, r in rank_pairs(texts, scores, config.pairs_per_turn, rng):
                 pairs.append({"task_id": row["task_id"], "trial": row["trial"],
                               "turn": row["turn"], "history": row["history"],
                               "chosen": texts[c], "rejected": texts[r],
+                              "chosen_finished": finished[c], "rejected_finished": finished[r],
                               "chosen_advantage": scores[c], "rejected_advantage": scores[r]})
         return pairs
 
@@ -226,7 +306,6 @@ class SweetRLTrainer(TrainerPlugin):
 
         from colbench.trainers.model_io import load_causal_lm, lora_config
         from colbench.trainers.mt_dpo_trainer import dpo_loss_settings
-        from colbench.trainers.tokenize import tokenize_continuation
         from colbench.trainers.trl_ext import (
             TurnMaskedDPOTrainer,
             make_config,
@@ -235,17 +314,19 @@ class SweetRLTrainer(TrainerPlugin):
         )
 
         config = self.config
-        rows = []
-        for pair in pairs:
-            prompt_ids, chosen_ids, chosen_turns = tokenize_continuation(
-                tokenizer, pair["history"], [{"role": "assistant", "content": pair["chosen"]}])
-            _, rejected_ids, rejected_turns = tokenize_continuation(
-                tokenizer, pair["history"], [{"role": "assistant", "content": pair["rejected"]}])
-            rows.append({"prompt_ids": prompt_ids, "chosen_ids": chosen_ids,
-                         "rejected_ids": rejected_ids, "chosen_turns": chosen_turns,
-                         "rejected_turns": rejected_turns})
+        rows = [actor_row(tokenizer, pair, config.nll_scope) for pair in pairs]
+        if config.max_length is not None:
+            # A history that fills max_length leaves no action to learn from (TRL drops such
+            # rows by their prompt; in sequence scope the prompt is one token, so do it here).
+            rows = [row for row in rows if row["history_length"] < config.max_length]
+            if not rows:
+                raise ConfigError(f"every candidate pair's history fills max_length "
+                                  f"({config.max_length} tokens); raise max_length")
+        for row in rows:
+            del row["history_length"]
         args = make_config(DPOConfig, training_arguments(
-            config, out, **dpo_loss_settings(config.beta, "sigmoid", config.nll_coef)))
+            config, out, **config.optimiser_arguments(),
+            **dpo_loss_settings(config.beta, "sigmoid", config.nll_coef)))
         policy = load_causal_lm(model, dtype=config.dtype,
                                 trust_remote_code=config.trust_remote_code)
         ref = None if config.lora else load_causal_lm(
@@ -276,6 +357,7 @@ class SweetRLTrainer(TrainerPlugin):
         tokenizer = load_tokenizer(model, trust_remote_code=config.trust_remote_code)
         state = PartialState()
         self.critic_metrics = {}
+        self.candidate_metrics: dict[str, int] = {}
         if config.critic_path is not None:
             critic_dir = Path(config.critic_path)
             if not critic_dir.is_dir():
@@ -292,11 +374,16 @@ class SweetRLTrainer(TrainerPlugin):
         pairs = [json.loads(line) for line in pairs_path.read_text(encoding="utf-8").splitlines()
                  if line.strip()]
         if not pairs:
+            dropped = self.candidate_metrics.get("candidates_dropped", 0)
+            why = (f"; {dropped} candidates were cut at candidate_max_tokens and dropped "
+                   "(raise candidate_max_tokens, or truncated_candidates: unfinished)"
+                   if dropped else "")
             raise ConfigError("sweet-rl: the critic ranked no candidate pair (every turn's "
                               "candidates were identical or tied); raise candidate_temperature "
-                              "or num_candidates")
+                              f"or num_candidates{why}")
         metrics = self.train_actor(model, pairs, tokenizer, out)
         metrics.update(self.critic_metrics)
+        metrics.update(self.candidate_metrics)
         metrics["actor_pairs"] = len(pairs)
         metrics["actor_turns"] = len({(p["task_id"], p["trial"], p["turn"]) for p in pairs})
         if state.is_main_process:
@@ -313,8 +400,10 @@ class SweetRLTrainer(TrainerPlugin):
                         "on Collaborative Reasoning Tasks'): a critic with per-turn advantage "
                         "mean_l[log pi_critic - log pi_ref] given the privileged data, trained "
                         "with a Bradley-Terry loss on episode pairs; the policy trained with "
-                        "per-turn DPO plus NLL on candidates ranked by the critic. The critic is "
-                        f"in `{critic_dir}`."))
+                        "per-turn DPO plus NLL on candidates ranked by the critic; candidates "
+                        "cut at their length limit are "
+                        f"{'left out' if config.truncated_candidates == 'drop' else 'kept as unfinished turns'}. "
+                        f"The critic is in `{critic_dir}`. {config.preset_note()}").rstrip())
         return TrainResult(path=out, metrics=metrics, adapter=config.lora,
                            artefacts={"critic": critic_dir, "actor_pairs": pairs_path})
 
