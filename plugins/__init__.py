@@ -17,7 +17,8 @@ executors`` shows them); like every part, a plugin imports the core and nothing 
 no trainer, not the leaderboard (``tests/test_architecture.py`` enforces it). A plugin whose
 optional extra is missing raises :class:`colbench.errors.MissingExtraError` naming the extra.
 
-None is installed yet: the GPU execution issue fills this package.
+Installed: ``dynamic_tp`` (``dynamic-tp``), the GPU executor that picks the tensor-parallel
+degree per rollout stage from a measured profile (docs/dynamic_tp.md).
 """
 
 __all__: list[str] = []

@@ -76,9 +76,8 @@ def require_gpu_and_vllm(what: str = "the dynamic-tp executor") -> None:
     """Raise :class:`ExecutorUnavailable` naming everything missing, in one line."""
     missing = missing_for_gpu_serving()
     if missing:
-        raise ExecutorUnavailable(f"{what} needs {' and '.join(missing)}; this machine has "
-                                  f"{'neither' if len(missing) > 1 else 'not that'} (its "
-                                  "simulation mode runs anywhere: python -m "
+        raise ExecutorUnavailable(f"{what} needs {' and '.join(missing)}, which this machine "
+                                  "lacks (the simulation mode runs anywhere: python -m "
                                   "colbench.plugins.dynamic_tp simulate)")
 
 

@@ -13,7 +13,7 @@ def test_the_plugins_package_imports_under_colbench():
 
 
 def test_every_executor_colbench_declares_lives_in_the_plugins_package():
-    # None yet (the GPU execution issue adds the first); any that is added must sit here.
+    # dynamic-tp is the first; any that is added must sit here.
     for ep in metadata.entry_points(group="colbench.executors"):
         if ep.dist is not None and ep.dist.name == "colbench":
             assert ep.value.startswith("colbench.plugins."), ep
