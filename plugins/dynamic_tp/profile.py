@@ -19,7 +19,6 @@ tokens per second.
 from __future__ import annotations
 
 import bisect
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from colbench.errors import ConfigError
+from colbench.plugins.dynamic_tp.jsonfile import read_object, write_object
 
 FORMAT = "colbench.dynamic-tp.profile/1"
 
@@ -130,23 +130,11 @@ class ThroughputProfile:
                    settings=dict(data.get("settings", {})))
 
     def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
-        return path
+        return write_object(path, self.to_dict(), indent=2)
 
     @classmethod
     def load(cls, path: str | Path) -> ThroughputProfile:
-        path = Path(path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError(f"cannot read profile {str(path)!r}: {exc}") from exc
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"profile {str(path)!r} is not JSON: {exc}") from exc
-        if not isinstance(data, dict):
-            raise ConfigError(f"profile {str(path)!r} is not a JSON object")
-        return cls.from_dict(data, source=f"profile {str(path)!r}")
+        return cls.from_dict(read_object(path, "profile"), source=f"profile {str(path)!r}")
 
 
 def _k(tokens: int) -> str:

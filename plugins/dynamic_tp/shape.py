@@ -9,13 +9,13 @@ dummy weights on a machine that cannot download anything.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from colbench.errors import ConfigError, MissingExtraError
+from colbench.plugins.dynamic_tp.jsonfile import read_object
 
 #: Bytes per element of the dtypes a config may name (``torch_dtype`` or ``dtype``).
 DTYPE_BYTES = {"float32": 4, "float": 4, "bfloat16": 2, "float16": 2, "half": 2,
@@ -109,11 +109,7 @@ class ModelShape:
             config_file = folder / "config.json"
             if not config_file.is_file():
                 raise ConfigError(f"model folder {str(folder)!r} has no config.json")
-            try:
-                config = json.loads(config_file.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                raise ConfigError(f"{str(config_file)!r} is not JSON: {exc}") from exc
-            return cls.from_hf_config(config, name=path_or_id)
+            return cls.from_hf_config(read_object(config_file, "model config"), name=path_or_id)
         try:
             from transformers import AutoConfig
         except ImportError as exc:

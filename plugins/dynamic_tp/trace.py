@@ -14,7 +14,6 @@ trace while it serves (:meth:`DynamicTPExecutor.recorded_trace`).
 
 from __future__ import annotations
 
-import json
 import math
 import random
 from collections.abc import Mapping
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from colbench.errors import ConfigError
+from colbench.plugins.dynamic_tp.jsonfile import read_object, write_object
 from colbench.plugins.dynamic_tp.selector import StageStats
 
 FORMAT = "colbench.dynamic-tp.trace/1"
@@ -73,23 +73,11 @@ class Trace:
                    notes=str(data.get("notes", "")), percentile=percentile)
 
     def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
-        return path
+        return write_object(path, self.to_dict(), indent=1)
 
     @classmethod
     def load(cls, path: str | Path) -> Trace:
-        path = Path(path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError(f"cannot read trace {str(path)!r}: {exc}") from exc
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"trace {str(path)!r} is not JSON: {exc}") from exc
-        if not isinstance(data, dict):
-            raise ConfigError(f"trace {str(path)!r} is not a JSON object")
-        return cls.from_dict(data, source=f"trace {str(path)!r}")
+        return cls.from_dict(read_object(path, "trace"), source=f"trace {str(path)!r}")
 
 
 def synthetic_trace(num_stages: int, start_mean: float, end_mean: float, *,

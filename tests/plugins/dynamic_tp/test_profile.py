@@ -104,3 +104,12 @@ def test_bad_measurement_settings_are_rejected():
     with pytest.raises(ConfigError, match="must exceed new_tokens"):
         measure_profile(lambda tp: None, model="m", gpu="g", gpu_count=2, tps=[1],
                         bucket_bounds=[64], new_tokens=128)
+
+
+@pytest.mark.parametrize(("text", "message"), [("{", "is not JSON"),
+                                               ("[1, 2]", "is not a JSON object")])
+def test_a_file_that_is_no_profile_says_so(tmp_path, text, message):
+    path = tmp_path / "p.json"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=f"profile .* {message}"):
+        ThroughputProfile.load(path)
