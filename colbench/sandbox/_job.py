@@ -53,7 +53,7 @@ class Failure(Exception):
 class Ticket:
     """The evaluator's ends of one prepared child's pipes."""
 
-    __slots__ = ("child", "job_w", "res_r", "out_r", "bell_r", "reaped")
+    __slots__ = ("child", "job_w", "res_r", "out_r", "bell_r", "reaped", "memory_exceeded")
 
     def __init__(self, child: int, fds: list[int]) -> None:
         self.child = child
@@ -61,6 +61,8 @@ class Ticket:
         self.job_w, self.res_r, self.out_r, self.bell_r = fds
         #: (wait status, CPU seconds) once the worker has reaped the child.
         self.reaped: tuple[int, float] | None = None
+        #: Whether the job's cgroup ran out of memory (the kernel then killed the whole job).
+        self.memory_exceeded = False
 
     def close_job(self) -> None:
         if self.job_w >= 0:
@@ -351,6 +353,11 @@ class JobRun:
     def exit_failure(self, ticket: Ticket) -> Failure:
         status, used = ticket.reaped or (0, 0.0)
         limits = self.limits
+        if ticket.memory_exceeded:
+            return Failure("memory limit exceeded",
+                           "exceeded the job's memory limit of "
+                           f"{_wire.describe_bytes(limits['memory_bytes'])} (all its processes "
+                           "together); the whole job was killed")
         if os.WIFSIGNALED(status):
             number = os.WTERMSIG(status)
             name = signal_name(number)

@@ -37,6 +37,7 @@ from typing import Any
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, _HERE)
+import _cgroup  # noqa: E402
 import _jail  # noqa: E402
 import _seccomp  # noqa: E402
 import _wire  # noqa: E402
@@ -80,6 +81,8 @@ def read_exact(fd: int, count: int) -> bytes | None:
 def child_prepare(worker: Worker, job_dir: str, fds: dict[str, int]) -> None:
     """In the freshly forked child: everything that does not need the job (so it is done
     before the job arrives). Ends by sending ``C_PREPARED``; no untrusted code has run yet."""
+    if worker.child_cgroup is not None:
+        worker.child_cgroup.join()  # first: all the child does is charged to its job
     os.setsid()
     # Lift the pipe ends clear of 0-4 first, so that no dup2 below overwrites another.
     high = {name: fcntl.fcntl(fds[name], fcntl.F_DUPFD, 64)
@@ -350,6 +353,8 @@ class Child:
         self.status: int | None = None
         self.cpu = 0.0
         self.reported = False
+        #: The child's job cgroup (see ``_cgroup``); None where there are no cgroups.
+        self.cgroup: _cgroup.JobCgroup | None = None
 
     def kill(self) -> None:
         if self.status is None:
@@ -387,8 +392,22 @@ class Worker:
         self.limits = config["limits"]
         value_bounds_of(self.limits)  # built once here, before any child is forked
         self.sock = sock
+        # Before isolate: the private filesystem view has no /sys.
+        self.cgroups, no_cgroups = self.open_cgroups(config)
         self.report = _jail.isolate(config)
         self.pid = os.getpid()  # after isolate: in a user namespace it forks (see _jail)
+        if self.cgroups is not None and not self.cgroups_work():
+            self.cgroups.close()
+            self.cgroups = None
+            no_cgroups = "a process of this worker cannot join a job cgroup (in a user " \
+                         "namespace, only a cgroup subtree delegated to the user can be used)"
+        self.child_cgroup: _cgroup.JobCgroup | None = None
+        self.report["cgroup"] = self.cgroups.describe() if self.cgroups is not None else None
+        if self.cgroups is None:
+            self.report["notes"].append(
+                f"no per-job cgroup ({no_cgroups}): the memory limit applies to each process, "
+                "not to the job, so a job of several processes can hold that much memory in "
+                "each, and CPU time is counted per process")
         self.uid = self.report["uid"] if self.report["uid_drop"] else None
         self.private_root = self.report["private_root"]
         self.job_number = 0
@@ -415,6 +434,36 @@ class Worker:
         os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"})
         sys.argv[:] = ["solution.py"]
         sys.dont_write_bytecode = True
+
+    @staticmethod
+    def open_cgroups(config: dict[str, Any]) -> tuple[_cgroup.JobCgroups | None, str]:
+        """The worker's per-job cgroups (see ``_cgroup``), or None and the reason."""
+        if not config.get("cgroups", True):
+            return None, "turned off by the caller"
+        try:
+            return _cgroup.setup(config["limits"])
+        except OSError as exc:
+            return None, str(exc)
+
+    def cgroups_work(self) -> bool:
+        """Whether a process of this worker, as it now is, can join a job cgroup: a probe
+        child joins one and exits."""
+        assert self.cgroups is not None
+        try:
+            probe = self.cgroups.create()
+        except OSError:
+            return False
+        pid = os.fork()
+        if pid == 0:
+            try:
+                probe.join()
+                os._exit(0)
+            except BaseException:
+                os._exit(1)
+        probe.close_fds()
+        _, status = os.waitpid(pid, 0)
+        probe.remove()
+        return os.waitstatus_to_exitcode(status) == 0
 
     def send(self, kind: int, index: int = 0, payload: bytes = b"",
              fds: list[int] | None = None) -> None:
@@ -465,6 +514,7 @@ class Worker:
         fds = {"out_r": out_r, "out_w": out_w, "res_r": res_r, "res_w": res_w,
                "job_r": job_r, "job_w": job_w, "bell_r": bell_r, "bell_w": bell_w}
         self.child_number += 1
+        self.child_cgroup = self.cgroups.create() if self.cgroups is not None else None
         pid = os.fork()
         if pid == 0:
             try:
@@ -477,6 +527,9 @@ class Worker:
             finally:
                 os._exit(0)
         self.child = Child(self.child_number, pid)
+        self.child.cgroup, self.child_cgroup = self.child_cgroup, None
+        if self.child.cgroup is not None:
+            self.child.cgroup.close_fds()  # the child's to use, not ours
         for fd in (job_w, res_r, out_r):  # the evaluator's ends (bell_r is already)
             os.set_blocking(fd, False)
         try:
@@ -486,10 +539,30 @@ class Worker:
                 os.close(fd)
 
     def end_child(self) -> None:
-        """Kill the current child and reap it."""
+        """Kill the current child (and its whole job cgroup) and reap it."""
         if self.child is not None:
+            if self.child.cgroup is not None:
+                self.child.cgroup.kill()
             self.child.close()
-            self.child = None
+
+    def release_cgroup(self) -> None:
+        """Remove the ended child's cgroup, once everything in it has been reaped."""
+        child, self.child = self.child, None
+        if child is not None and child.cgroup is not None and self.cgroups is not None:
+            if not child.cgroup.remove():
+                self.cgroups.stale.append(child.cgroup)
+
+    def memory_exceeded(self) -> None:
+        """The kernel found the job's cgroup out of memory (cgroup v1, which has no
+        ``memory.oom.group``): kill the whole job, as v2 does by itself."""
+        child = self.child
+        if child is not None and child.cgroup is not None and child.cgroup.oom_fd is not None:
+            try:
+                os.eventfd_read(child.cgroup.oom_fd)
+            except BlockingIOError:
+                return
+            child.cgroup.killed_for_memory = True
+            child.cgroup.kill()
 
     def cleanup(self, clean_dir: bool = True) -> None:
         """Kill and reap every descendant; optionally wipe the private directory."""
@@ -503,7 +576,11 @@ class Worker:
         child = self.child
         if child is not None and not child.reported and child.poll_exit(block=False):
             child.reported = True
-            payload = json.dumps({"status": child.status, "cpu": child.cpu}).encode()
+            info: dict[str, Any] = {"status": child.status, "cpu": child.cpu}
+            if child.cgroup is not None:
+                info["memory_exceeded"] = child.cgroup.out_of_memory()
+                info["job_cpu"] = child.cgroup.cpu_seconds()
+            payload = json.dumps(info).encode()
             self.send(_wire.F_REAPED, child.number, payload)
 
     # -- main loop -------------------------------------------------------------------
@@ -518,9 +595,15 @@ class Worker:
             watch_exit = child is not None and not child.reported
             if watch_exit and child.pidfd is not None:
                 poller.register(child.pidfd, select.POLLIN)
+            oom_fd = child.cgroup.oom_fd if child is not None and child.cgroup is not None \
+                else None
+            if watch_exit and oom_fd is not None:
+                poller.register(oom_fd, select.POLLIN)
             # Without a pidfd the child's exit is noticed by polling every 20 ms.
             timeout = 20 if watch_exit and child.pidfd is None else None
             ready = {fd for fd, _ in poller.poll(timeout)}
+            if oom_fd is not None and oom_fd in ready:
+                self.memory_exceeded()
             if watch_exit and (child.pidfd in ready or child.pidfd is None):
                 self.report_exit()
             if self.sock.fileno() not in ready:
@@ -542,6 +625,7 @@ class Worker:
             else:
                 # Whatever the failed child left running must not disturb the fresh one.
                 self.cleanup(clean_dir=False)
+            self.release_cgroup()
             self.fork_child()
 
 
@@ -582,6 +666,9 @@ def main() -> None:
                            namespace_init=worker.report["pid_namespace"])
         except OSError:
             pass
+        if worker.cgroups is not None:
+            worker.release_cgroup()
+            worker.cgroups.close()
 
 
 if __name__ == "__main__":

@@ -180,6 +180,7 @@ class WorkerHandle:
                 if current is not None and index == current.child:
                     info = json.loads(body)
                     current.reaped = (int(info["status"]), float(info["cpu"]))
+                    current.memory_exceeded = info.get("memory_exceeded") is True
             elif kind == _wire.F_READY:
                 self.report = json.loads(body)
             elif kind == _wire.F_WORKER_ERROR:
