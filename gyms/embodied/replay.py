@@ -112,7 +112,9 @@ class SciWorldReplay(EnvReplay):
         order: ScienceWorld lists the objects of a room or container in an order that differs
         between two runs of the same actions (measured: 3 of 6 oracle episodes replayed in
         another JVM differ in order only), never in the items themselves."""
-        items = Counter(part.strip() for part in _LISTING.split(text) if part.strip())
+        # A listing's last item carries its full stop, wherever the order puts it.
+        items = Counter(part.strip().rstrip(".") for part in _LISTING.split(text)
+                        if part.strip().rstrip("."))
         return "\n".join(sorted(items.elements()))
 
     def make_env(self, task: Task, record: EpisodeRecord, run: RunFacts) -> SciWorldEnv:

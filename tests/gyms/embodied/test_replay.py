@@ -125,7 +125,9 @@ def test_sciworld_replays_reuse_their_jvms_and_name_every_forgery(sciworld) -> N
 
 def test_sciworld_observations_compare_without_the_simulators_listing_order() -> None:
     replay = SciWorldReplay()
-    listed = "In it, you see: \n\ta wood cup (containing red paint)\n\ta table. On it: a, b"
-    shuffled = "In it, you see: \n\ta table. On it: b, a\n\ta wood cup (containing red paint)"
+    listed = ("In it, you see: \n\ta wood cup (containing red paint)\n\ta table. On it: a, "
+              "b.")
+    shuffled = ("In it, you see: \n\ta table. On it: b, a.\n\ta wood cup (containing red "
+                "paint)")
     assert replay.comparable(listed) == replay.comparable(shuffled)
     assert replay.comparable(listed) != replay.comparable(listed.replace("red", "blue"))
