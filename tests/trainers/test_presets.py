@@ -146,3 +146,29 @@ def test_the_critic_reads_only_the_named_privileged_fields():
         critic_privileged({"goal": "x", "gold_actions": []}, ["ground_truth"], "c1")
     config = SweetRLConfig(preset="paper", use_privileged=False)
     assert config.critic_input(privileged, "t") is None
+
+
+def _record(task_id: str, trial: int, score: float):
+    from colbench.records import EpisodeRecord, TurnRecord
+
+    return EpisodeRecord(task_id=task_id, trial=trial, env="syn/Secret-v0", model="m",
+                         status="ok", system_prompt="s",
+                         turns=[TurnRecord(observation="o", action=f"a{trial}")],
+                         metrics={"success": score == 1.0, "score": score})
+
+
+def test_mt_dpo_pairs_only_tasks_with_a_success_by_default():
+    from colbench.trainers import TrajectoryData
+    from colbench.trainers.mt_dpo_trainer import MTDPOTrainer
+
+    # task "won": a success and a failure; task "lost": two failures of different scores
+    data = TrajectoryData.from_records([_record("won", 0, 1.0), _record("won", 1, 0.2),
+                                        _record("lost", 0, 0.5), _record("lost", 1, 0.1)])
+    assert [p.task_id for p in MTDPOTrainer(MTDPOConfig()).pairs(data)] == ["won"]
+    assert [p.task_id for p in MTDPOTrainer(MTDPOConfig(preset="paper")).pairs(data)] == ["won"]
+    everything = MTDPOTrainer(MTDPOConfig(require_success=False)).pairs(data)
+    assert sorted(p.task_id for p in everything) == ["lost", "won"]
+    only_failures = TrajectoryData.from_records([_record("lost", 0, 0.5),
+                                                 _record("lost", 1, 0.1)])
+    with pytest.raises(ConfigError, match="no preference pairs.*require_success"):
+        MTDPOTrainer(MTDPOConfig()).validate(only_failures)
