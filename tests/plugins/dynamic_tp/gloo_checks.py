@@ -8,6 +8,8 @@ from typing import Any
 
 import torch
 
+from colbench.models.base import SamplingParams
+from colbench.plugins.dynamic_tp import DynamicTPExecutor, ThroughputProfile, TPSelector
 from colbench.plugins.dynamic_tp.dispatch import (
     Layout,
     all_to_all_dispatch,
@@ -17,6 +19,7 @@ from colbench.plugins.dynamic_tp.tensor_parallel import (
     ShardedReplica,
     TinyDecoder,
     greedy_step,
+    reshard_factory,
 )
 
 VOCAB, HIDDEN, LAYERS = 300, 32, 2
@@ -76,7 +79,27 @@ def dispatch_checks(rank: int, world: int, seed: int = 7, num_samples: int = 23,
             "expected": [t.tolist() for t in expected]}
 
 
+def executor_checks(rank: int, world: int) -> dict[str, Any]:
+    """The executor on the tiny engine, switched TP2 -> TP1 -> TP2 between calls."""
+    profile = ThroughputProfile(model="tiny", gpu="cpu", gpu_count=world, bucket_bounds=[64],
+                                throughput={1: [10.0], 2: [8.0]})
+    replica = ShardedReplica(build_tiny, TinyDecoder.plan(LAYERS), tp=2)
+    executor = DynamicTPExecutor(reshard_factory(replica),
+                                 TPSelector(profile, initial_tp=2), stage_requests=None)
+    outputs, degrees = [], []
+    for tp in (2, 1, 2):
+        if tp != executor.tp:
+            executor.switch_to(tp, "test")
+        degrees.append(replica.tp)
+        outputs.append(executor.generate_token_ids([[9, 8, 7]], 6)[0])
+    (reply,) = executor.chat([[{"role": "user", "content": "hi"}]], SamplingParams(max_tokens=3))
+    executor.close()
+    return {"outputs": outputs, "degrees": degrees, "reply_tokens": reply.completion_tokens,
+            "prompt_tokens": reply.prompt_tokens}
+
+
 def all_checks(rank: int, world: int) -> dict[str, Any]:
     """One spawn for every check keeps the test's cost to one start of two processes."""
-    return {"tp": tp_checks(rank, world), "dispatch": dispatch_checks(rank, world)}
+    return {"tp": tp_checks(rank, world), "dispatch": dispatch_checks(rank, world),
+            "executor": executor_checks(rank, world)}
 

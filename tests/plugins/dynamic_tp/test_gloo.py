@@ -1,5 +1,5 @@
 """Across two gloo processes (CPU): TP2 gives TP1's logits, greedy decoding is unchanged by a
-switch TP2 -> TP1 -> TP2 mid-stream, and the all-to-all dispatcher delivers exactly what
+switch TP2 -> TP1 -> TP2 mid-stream (also through the executor's own switches), and the all-to-all dispatcher delivers exactly what
 gather-then-scatter delivers. One spawn of two processes runs every check (gloo_checks.py)."""
 
 from __future__ import annotations
@@ -44,3 +44,12 @@ def test_all_to_all_delivers_exactly_what_gather_then_scatter_delivers(ranks):
         delivered += len(dispatch["direct"])
     assert delivered == 23
 
+
+
+def test_the_executor_reshards_its_tiny_engine_without_changing_generation(ranks):
+    for result in ranks:
+        executor = result["executor"]
+        assert executor["degrees"] == [2, 1, 2]
+        first, *others = executor["outputs"]
+        assert all(output == first for output in others) and len(first) == 6
+        assert (executor["prompt_tokens"], executor["reply_tokens"]) == (2, 3)
