@@ -247,8 +247,15 @@ class EnvReplay(abc.ABC):
     #: env that finished a replay cleanly waits for the next one of the same
     #: :meth:`env_key`, until :meth:`release`.
     reuse_envs: ClassVar[bool] = False
+    #: The longest action replayed: the runner refuses longer ones (the built-in envs' action
+    #: spaces, and so ``--max-answer-chars``, default to 100,000 characters), so a longer
+    #: one in a record was never run by colbench, and sending it to an env (a sandbox, a
+    #: browser) would only cost the server.
+    max_action_chars: ClassVar[int] = 100_000
 
     NO_TURNS: ClassVar[str] = "{where}: the record has no turns"
+    ACTION_TOO_LONG: ClassVar[str] = ("{where}: turn {turn}'s action has {length:,} characters, "
+                                      "more than the {limit:,} colbench runs; not replayed")
     FIRST_OBSERVATION: ClassVar[str] = ("{where}: the first observation is not the env's "
                                         "first observation for the task")
     OBSERVATION: ClassVar[str] = ("{where}: turn {turn}: the recorded observation is not "
@@ -370,6 +377,11 @@ class EnvReplay(abc.ABC):
                                     self._metric_problems(record, MODEL_FAILURE_METRICS, where))
             return ReplayResult(self.failed_metrics(task, record),
                                 [self.NO_TURNS.format(where=where)])
+        for turn, recorded in enumerate(record.turns, 1):
+            if len(recorded.action) > self.max_action_chars:
+                return ReplayResult(self.failed_metrics(task, record), [self.ACTION_TOO_LONG.format(
+                    where=where, turn=turn, length=len(recorded.action),
+                    limit=self.max_action_chars)])
         result = self._attempt(task, record, run, where)
         for _ in range(self.attempts - 1):
             if self._metrics_agree(record, result.metrics):

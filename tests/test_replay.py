@@ -150,6 +150,19 @@ def test_no_turns_fail_without_making_an_env() -> None:
     assert result.metrics == {"score": 0.0, "success": False} and replay.made == 0
 
 
+def test_an_action_longer_than_colbench_runs_is_not_replayed() -> None:
+    # A forged record may hold an action the runner would have refused; the server must not
+    # send it to an env (a sandbox, a browser) at all.
+    record = record_of(["up"] * 3)
+    turns = [t.model_copy() for t in record.turns]
+    turns[1] = turns[1].model_copy(update={"action": "u" * (EnvReplay.max_action_chars + 1)})
+    replay = CountReplay()
+    result = replay.check(TASK, record.model_copy(update={"turns": turns}), RUN)
+    assert result.problems == [f"{TASK.id} trial 0: turn 2's action has 100,001 characters, "
+                               "more than the 100,000 colbench runs; not replayed"]
+    assert result.metrics["success"] is False and replay.made == 0
+
+
 def test_a_timing_dependent_verdict_gets_a_second_chance() -> None:
     record = record_of(["up", "up", "up"])
     CountEnv.flaky[:] = [-1.0]  # the first replay's verdict is off
