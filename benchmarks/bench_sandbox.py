@@ -9,7 +9,8 @@ about ten lines) and its ten test calls. Three ways to run it:
 (c) the reference harness's in-process exec: ``exec`` the code and ``eval`` each call in the
     evaluator's own process under a one-second ``signal.alarm`` (no isolation at all).
 
-Targets: (a) at least 10x faster than (b), and within 5x of (c).
+Targets: (a) at least 10x faster than (b), and within 5x of (c), with the seccomp filter and
+the per-job cgroups on (the printed mode line says whether this machine gave them).
 
 Two figures per method: the wall-clock time a caller waits per task, and the CPU time the
 task costs in all the processes involved (for the pool: the evaluator, the workers and their
@@ -212,6 +213,10 @@ def main() -> None:
     print(f"sandbox cost per task (10 calls); {os.cpu_count()} CPUs, load average {load}")
     print(f"isolation applied: {', '.join(applied) or 'none'}; rlimits: "
           f"{', '.join(isolation['rlimits'])}")
+    cgroup = isolation.get("cgroup")
+    cgroup_text = f"v{cgroup['version']}" if cgroup else "off"
+    print(f"mode: {isolation.get('mode', '?')}; seccomp filter: "
+          f"{'on' if isolation.get('seccomp') else 'off'}; per-job cgroup: {cgroup_text}")
     print(f"per task, median over {args.rounds} rounds of {args.tasks} interleaved tasks:")
     print(f"  {'':<20} {'wall (median)':>14} {'wall (best)':>12} "
           f"{'CPU (mean, all processes)':>27}")
