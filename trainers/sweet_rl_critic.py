@@ -9,6 +9,8 @@ advantage is the mean over the action's tokens of the log-ratio to the frozen re
 
 Both models read c (it is added to the system message, see
 :func:`colbench.trainers.data.with_privileged`); pi_ref is the initial model and never changes.
+When ranking candidates, ``ranking_reference_privileged: false`` lets pi_ref read the history
+without c instead, as the released code does (:class:`ScoringRequest`).
 The critic is trained on pairs of episodes of one task (the best against each strictly worse
 one, from tasks where some episode succeeded) with the Bradley-Terry loss
 

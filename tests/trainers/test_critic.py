@@ -29,9 +29,9 @@ PROMPT = [{"role": "system", "content": "Please round the result to two decimals
           {"role": "user", "content": "Hello , how can I help you write this function ?"}]
 
 
-@pytest.fixture(scope="module")
-def models(tiny_llama, tmp_path_factory):
-    """``(tokenizer, critic, ref)``: two tiny Llamas with different random weights."""
+def build_models(tiny_llama, tmp_path_factory):
+    """``(tokenizer, critic, ref, critic_path, ref_path)``: two tiny Llamas with different
+    random weights (also the fixture of tests/trainers/test_sweet_rl_choices.py)."""
     from tiny_models import build_tiny_llama
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -40,6 +40,11 @@ def models(tiny_llama, tmp_path_factory):
     critic = AutoModelForCausalLM.from_pretrained(tiny_llama, dtype=torch.float32).eval()
     ref = AutoModelForCausalLM.from_pretrained(other, dtype=torch.float32).eval()
     return tokenizer, critic, ref, tiny_llama, other
+
+
+@pytest.fixture(scope="module")
+def models(tiny_llama, tmp_path_factory):
+    return build_models(tiny_llama, tmp_path_factory)
 
 
 def _next_token_logp(model, ids: list[int], position: int) -> float:

@@ -12,7 +12,6 @@ for _module in ("torch", "transformers", "trl", "peft", "datasets", "accelerate"
 import torch  # noqa: E402
 
 from colbench.errors import ConfigError  # noqa: E402
-from colbench.records import EpisodeRecord, TurnRecord  # noqa: E402
 from colbench.tasks import Task  # noqa: E402
 from colbench.trainers import TrajectoryData, load_trajectories  # noqa: E402
 from colbench.trainers.sweet_rl_critic import (  # noqa: E402
@@ -24,20 +23,14 @@ from colbench.trainers.sweet_rl_critic import (  # noqa: E402
 from colbench.trainers.sweet_rl_trainer import actor_row, candidate_set  # noqa: E402
 from colbench.trainers.tokenize import tokenize_prompt  # noqa: E402
 
-HISTORY = [{"role": "system", "content": "Please round the result to two decimals ."},
-           {"role": "user", "content": "Hello , how can I help you write this function ?"}]
+# The critic's tests' two tiny Llamas (tokenizer, critic, ref, ...), their prompt and episodes.
+from .test_critic import PROMPT as HISTORY  # noqa: E402
+from .test_critic import _episode, build_models  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def two_models(tiny_llama, tmp_path_factory):
-    """``(tokenizer, critic, ref)``: two tiny Llamas with different random weights."""
-    from tiny_models import build_tiny_llama
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    other = build_tiny_llama(tmp_path_factory.mktemp("tiny-llama-other"), seed=2)
-    tokenizer = AutoTokenizer.from_pretrained(tiny_llama)
-    load = lambda path: AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()  # noqa: E731
-    return tokenizer, load(tiny_llama), load(other)
+    return build_models(tiny_llama, tmp_path_factory)
 
 
 def _mean_logp(model, prompt_ids: list[int], action_ids: list[int]) -> float:
@@ -118,7 +111,7 @@ def test_truncated_candidates_never_reach_a_dpo_pair_as_finished_turns(rule, gue
 
 
 def test_the_scorer_scores_an_unfinished_action_without_its_end_marker(two_models):
-    tokenizer, critic, ref = two_models
+    tokenizer, critic, ref, *_ = two_models
     scorer = CriticScorer(critic, tokenizer, ref)
     action = "def solve ( x ) :"
     got = scorer.score_requests([ScoringRequest(HISTORY, [action, action], None,
@@ -135,7 +128,7 @@ def test_the_scorer_scores_an_unfinished_action_without_its_end_marker(two_model
 def test_the_ranking_reference_reads_the_prompt_it_is_given(two_models):
     """Paper: critic and reference both read c. Released code: the reference's log-probs come
     from the sampling policy, which never read c."""
-    tokenizer, critic, ref = two_models
+    tokenizer, critic, ref, *_ = two_models
     scorer = CriticScorer(critic, tokenizer, ref)
     with_c = critic_messages(HISTORY, {"ground_truth": "return round ( x , 2 )"})
     actions = ["What is the threshold ?", "It should return zero ."]
@@ -163,16 +156,6 @@ def test_critic_aggregation_turn_sum_and_trajectory_mean():
         episode_scores(ratio, turns, "max")
 
 
-def _episode(task_id: str, trial: int, actions: list[str], score: float) -> EpisodeRecord:
-    observations = [HISTORY[1]["content"], "It is ten ."][:len(actions)]
-    return EpisodeRecord(
-        task_id=task_id, trial=trial, env="syn/Secret-v0", model="m", status="ok",
-        system_prompt=HISTORY[0]["content"],
-        turns=[TurnRecord(observation=o, action=a) for o, a in zip(observations, actions,
-                                                                  strict=True)],
-        metrics={"success": score == 1.0, "score": score})
-
-
 def test_the_critic_trainer_uses_the_trajectory_mean_when_asked(two_models, tmp_path):
     from datasets import Dataset
     from trl import DPOConfig
@@ -180,9 +163,11 @@ def test_the_critic_trainer_uses_the_trajectory_mean_when_asked(two_models, tmp_
     from colbench.trainers import trajectory_pairs
     from colbench.trainers.sweet_rl_critic import SweetCriticTrainer, critic_rows
 
-    tokenizer, critic, ref = two_models
-    episodes = [_episode("a", 0, ["What is the threshold ?", "I WANT TO ANSWER : return x"], 1.0),
-                _episode("a", 1, ["def solve ( x ) : return x + 1"], 0.0)]
+    tokenizer, critic, ref, *_ = two_models
+    hello = HISTORY[1]["content"]
+    episodes = [_episode("a", 0, ["What is the threshold ?", "I WANT TO ANSWER : return x"],
+                         [hello, "It is ten ."], 1.0),
+                _episode("a", 1, ["def solve ( x ) : return x + 1"], [hello], 0.0)]
     tasks = [Task(id="a", suite="syn", split="train", prompt="p",
                   privileged={"ground_truth": "return x", "test_cases": ["f(1)"]})]
     data = TrajectoryData.from_records(episodes, tasks)
@@ -235,7 +220,7 @@ def test_nll_scope_sequence_covers_the_history_and_leaves_dpo_unchanged(two_mode
     from colbench.trainers.mt_dpo_trainer import dpo_loss_settings
     from colbench.trainers.trl_ext import TurnMaskedDPOTrainer
 
-    tokenizer, policy, ref = two_models
+    tokenizer, policy, ref, *_ = two_models
     pair = {"task_id": "t", "turn": 0, "history": HISTORY, "chosen": "What is the threshold ?",
             "rejected": "def solve ( x ) : return x + 1"}
     action, sequence = actor_row(tokenizer, pair, "action"), actor_row(tokenizer, pair, "sequence")
