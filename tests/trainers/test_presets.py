@@ -172,3 +172,28 @@ def test_mt_dpo_pairs_only_tasks_with_a_success_by_default():
                                                  _record("lost", 1, 0.1)])
     with pytest.raises(ConfigError, match="no preference pairs.*require_success"):
         MTDPOTrainer(MTDPOConfig()).validate(only_failures)
+
+
+@pytest.mark.slow
+def test_train_sweet_rl_with_the_paper_preset_from_the_command_line(guess_data, tiny_llama,
+                                                                     tmp_path, fast_flags,
+                                                                     sweet_fast_flags):
+    """``--preset paper`` with the tests' fast flags over it: the run trains, and its record
+    keeps the preset, its values where no flag overrode them, and the overrides."""
+    for module in ("torch", "transformers", "trl", "peft", "datasets", "accelerate"):
+        pytest.importorskip(module, reason="the trainers need colbench[train]")
+    from colbench.cli.main import main
+
+    out = tmp_path / "ckpt"
+    assert main(["train", "sweet-rl", "--model", f"hf:{tiny_llama}", "--data", str(guess_data),
+                 "--out", str(out), "--preset", "paper", *fast_flags, *sweet_fast_flags,
+                 "--critic-privileged-keys", "secret", "--critic-max-length", "512"]) == 0
+    record = json.loads((out / "colbench_train.json").read_text())
+    config = record["config"]
+    assert config["preset"] == "paper"
+    assert (config["adam_beta2"], config["lr_scheduler_type"], config["warmup_steps"]) == (
+        0.95, "cosine_with_min_lr", 0.03)
+    assert config["learning_rate"] == 1e-3 and config["critic_privileged_keys"] == ["secret"]
+    card = (out / "README.md").read_text()
+    assert "preset `paper`, with" in card and "critic_privileged_keys=['secret']" in card
+    assert "candidates_truncated" in record["metrics"]
