@@ -355,6 +355,9 @@ class RolloutEngine:
         self.tokenizer = tokenizer
         self.out = Path(out)
         self.families = families
+        #: Appended to each run directory's name: under several processes each writes its own
+        #: (``-rank1``), since a run directory has one writer.
+        self.tag = ""
         filler = tokenizer.pad_token_id
         self.filler = filler if filler is not None else tokenizer.eos_token_id
 
@@ -365,9 +368,8 @@ class RolloutEngine:
         samples: list[Sample | None] = [None] * (len(draws) * self.settings.num_generations)
         for env, rounds in self._rounds(draws).items():
             for round_index, groups in enumerate(rounds):
-                folder = self.out / f"step-{step:06d}" / _slug(env)
-                if round_index:
-                    folder = folder.with_name(f"{folder.name}-{round_index}")
+                name = _slug(env) + (f"-{round_index}" if round_index else "") + self.tag
+                folder = self.out / f"step-{step:06d}" / name
                 self._play_round(env, groups, draws, policy, budget, step, folder, samples)
         return [s for s in samples if s is not None]
 

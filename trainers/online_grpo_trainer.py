@@ -215,6 +215,8 @@ class _OnlineRun:
         )
 
         config = self.config
+        if trainer.accelerator.num_processes > 1:
+            self.engine.tag = f"-rank{trainer.accelerator.process_index}"
         model = trainer.accelerator.unwrap_model(trainer.model)
         version = trainer.state.global_step
         lockstep = not config.overlap
@@ -320,13 +322,13 @@ class _OnlineRun:
 
     def after_advantages(self, trainer: Any, samples: list[Any], advantages: list[float]
                          ) -> None:
-        """Write the step's per-sample record (reward, advantage, staleness, provenance)."""
-        if not trainer.is_world_process_zero():
-            return
+        """Write the step's per-sample record (reward, advantage, staleness, provenance);
+        under several processes each writes its own samples (``samples-rank1.jsonl``)."""
         step = trainer.state.global_step
         folder = self.out / ROLLOUT_DIR / f"step-{step:06d}"
         folder.mkdir(parents=True, exist_ok=True)
-        with open(folder / SAMPLES_FILE, "a", encoding="utf-8") as handle:
+        name = SAMPLES_FILE.replace(".jsonl", f"{self.engine.tag}.jsonl")
+        with open(folder / name, "a", encoding="utf-8") as handle:
             for sample, advantage in zip(samples, advantages, strict=True):
                 handle.write(json.dumps({
                     "env": sample.draw.env, "task_id": sample.draw.task_id,
