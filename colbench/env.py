@@ -117,6 +117,11 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         """Instructions for the agent, sent as the system message."""
         return ""
 
+    def default_episode_max_turns(self, task: Task) -> int:
+        """The turn budget of an episode on ``task`` when ``reset()`` names none: ``max_turns``.
+        An env whose tasks need different budgets (SciWorld's task types) overrides it."""
+        return self.max_turns
+
     @abc.abstractmethod
     def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:
         """Start an episode on ``task``; return the first observation and extra info."""
@@ -139,7 +144,8 @@ class TextEnv(gym.Env[str, str], abc.ABC):
             task = self.tasks.get(str(task_id))
         else:
             task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
-        self._episode_max_turns = int(max_turns) if max_turns is not None else self.max_turns
+        self._episode_max_turns = (int(max_turns) if max_turns is not None
+                                   else self.default_episode_max_turns(task))
         if self._episode_max_turns < 1:
             raise ConfigError(f"max_turns must be at least 1, got {max_turns}")
         self.task = task

@@ -159,3 +159,21 @@ def test_any_text_space_admits_unicode():
 
 def test_check_env_on_base_subclass():
     check_env(EchoEnv(tasks()), skip_render_check=True)
+
+
+def test_an_env_may_give_each_task_its_own_default_budget():
+    class LongTasksEnv(EchoEnv):
+        def default_episode_max_turns(self, task):
+            return 5 if task.id == "e1" else self.max_turns
+
+    env = LongTasksEnv(tasks())
+    assert env.reset(options={"task_id": "e1"})[1]["max_turns"] == 5
+    assert env.reset(options={"task_id": "e2"})[1]["max_turns"] == 3
+    # A budget named at reset wins over the task's.
+    assert env.reset(options={"task_id": "e1", "max_turns": 2})[1]["max_turns"] == 2
+    env.reset(options={"task_id": "e1"})
+    for _ in range(4):
+        *_, truncated, _ = env.step("no")
+        assert not truncated
+    *_, truncated, _ = env.step("no")
+    assert truncated

@@ -229,7 +229,6 @@ class SciWorldEnv(TextEnv):
         if self._budget_per_type:
             max_turns = max((turn_budget(str(t.privileged.get("task_name"))) for t in task_set),
                             default=DEFAULT_TURN_BUDGET)
-        self._episode_budget_given = False
         super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
         find_java()  # fail at construction, with the install hint, rather than mid-run
         self.simplifications = simplifications
@@ -277,14 +276,12 @@ class SciWorldEnv(TextEnv):
         self._raw_score = 0
         return f"{description.strip()}\n\n{look.strip()}"
 
-    def reset(self, *, seed: int | None = None,
-              options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        self._episode_budget_given = (options or {}).get("max_turns") is not None
-        return super().reset(seed=seed, options=options)
+    def default_episode_max_turns(self, task: Task) -> int:
+        if not self._budget_per_type:
+            return self.max_turns
+        return turn_budget(str(task.privileged.get("task_name")))
 
     def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:
-        if self._budget_per_type and not self._episode_budget_given:
-            self._episode_max_turns = turn_budget(str(task.privileged.get("task_name")))
         observation = self._load(task, self.gold_path)
         return observation, {"score": 0.0, "raw_score": 0, "moves": 0}
 
