@@ -26,6 +26,31 @@ SPLIT_SEEDS: dict[str, range] = {
     "test": range(1_000_000, 1_000_005),
 }
 
+#: Train tasks (level family: seeds) left out of the split because the oracle does not solve
+#: them, within any budget (``benchmarks/bench_oracles.py --envs babyai``): some are unsolvable
+#: as minigrid generated them (the target, or the only key of a locked door, lies behind that
+#: door: Unlock 63, GoToImpUnlock 6), minigrid's own bot solves others (MiniBossLevel 1). Every
+#: dev and test task is solved.
+UNSOLVED_TRAIN_SEEDS: dict[str, tuple[int, ...]] = {
+    "BossLevel": (103,),
+    "BossLevelNoUnlock": (130,),
+    "GoToImpUnlock": (6, 14, 35, 63, 86, 107, 110, 143, 157, 163, 169, 171, 208),
+    "MiniBossLevel": (1, 64, 70, 82, 92, 139, 187, 206, 209, 211, 217, 222, 244, 248),
+    "Synth": (186,),
+    "SynthLoc": (86, 186),
+    "Unlock": (63, 161, 165, 178, 212),
+}
+
+#: Turn budgets of the level families whose oracle episodes need more than the default 20
+#: turns (missions of several steps in large mazes). Each is the most turns the oracle took on
+#: a task of the family, over every task of every split (``benchmarks/bench_oracles.py --envs
+#: babyai --max-turns 100``; the oracle is deterministic), rounded up to ten.
+LEVEL_TURN_BUDGETS: dict[str, int] = {
+    "BossLevel": 40, "BossLevelNoUnlock": 40, "SynthSeq": 40,
+    "MiniBossLevel": 30, "Synth": 30, "SynthLoc": 30, "UnblockPickup": 30,
+}
+DEFAULT_TURN_BUDGET = 20
+
 SYSTEM_PROMPT = """You are an agent in BabyAI, a grid world of rooms, doors and objects (balls, \
 boxes, keys). Carry out the mission you are given. You see only what lies ahead of you, and you \
 remember what you have seen. Reply with one action per message; you may think first, then end \
@@ -48,6 +73,11 @@ def extract_action(message: str) -> str:
     (``Action: X``, ``Action:`` then X on the next line, a fenced block, else the last line),
     in lower case."""
     return actions.extract_command(message, lower=True)
+
+
+def level_turn_budget(level: str) -> int:
+    """The default turn budget of a level family (see :data:`LEVEL_TURN_BUDGETS`)."""
+    return LEVEL_TURN_BUDGETS.get(level, DEFAULT_TURN_BUDGET)
 
 
 def _minigrid() -> Any:
@@ -74,7 +104,8 @@ def load_babyai_tasks(split: str = "test", levels: tuple[str, ...] = tuple(LEVEL
                           "is given in the first observation."),
                   privileged={"level": LEVELS[level], "seed": seed},
                   metadata={"level": level, "seed": seed})
-             for seed in SPLIT_SEEDS[split] for level in levels]
+             for seed in SPLIT_SEEDS[split] for level in levels
+             if seed not in UNSOLVED_TRAIN_SEEDS.get(level, ())]
     name = "babyai-" + split + ("" if levels == tuple(LEVELS) else "-" + "+".join(levels))
     return TaskSet(name, tasks)
 
@@ -122,13 +153,15 @@ class BabyAIEnv(TextEnv):
     ``terminated`` when the mission is completed or fails (minigrid's verifier). ``truncated``
     (success 0, score 0, scored and recorded like any other end) when the level's own limit of
     primitive steps (minigrid's ``max_steps``) runs out, as minigrid itself reports it, or
-    after ``max_turns`` actions (default 20). A mission completed on the very step that hits
-    the limit is ``terminated``.
+    after the turn budget. A mission completed on the very step that hits the limit is
+    ``terminated``. The default budget is 20 actions, more for the level families whose
+    oracle needs more (``LEVEL_TURN_BUDGETS``: 30 or 40); a ``max_turns`` argument gives every
+    task that budget.
 
     ## Arguments
 
-    ``split`` (``train``: 250 seeds per level, ``dev``: 10, ``test``: 5, so 200 test episodes
-    for all levels); ``tasks``: a ``TaskSet`` or task JSONL in place of the split; ``levels``:
+    ``split`` (``train``: 250 seeds per level less 37 tasks the oracle cannot solve, see
+    ``UNSOLVED_TRAIN_SEEDS``; ``dev``: 10, ``test``: 5, so 200 test episodes for all levels); ``tasks``: a ``TaskSet`` or task JSONL in place of the split; ``levels``:
     level families to play (default: this id's); ``max_turns`` (also per episode through
     ``reset(options={"max_turns": N})``).
 
@@ -149,7 +182,9 @@ class BabyAIEnv(TextEnv):
 
     ## Versions
 
-    * v0: first version.
+    * v0: first version. Since issue 14, every answer form is read, budgets are per level
+      family (20, or 30 to 40 for the long missions), and 37 train tasks the oracle cannot
+      solve are left out.
     """
 
     env_id: ClassVar[str] = "colbench/BabyAI"
@@ -167,6 +202,12 @@ class BabyAIEnv(TextEnv):
             task_set = TaskSet.load(tasks)
         else:
             task_set = load_babyai_tasks(split, tuple(levels or LEVELS))
+        # Without a budget from the caller, each episode gets its level family's (see
+        # LEVEL_TURN_BUDGETS); max_turns then says the largest any episode may take.
+        self._budget_per_level = max_turns is None
+        if self._budget_per_level:
+            max_turns = max((level_turn_budget(str(t.metadata.get("level"))) for t in task_set),
+                            default=DEFAULT_TURN_BUDGET)
         super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
         self._levels: dict[str, Any] = {}
         self.game: Any = None  # the minigrid env of the current episode
@@ -183,6 +224,11 @@ class BabyAIEnv(TextEnv):
         from colbench.gyms.embodied.babyai_oracle import BabyAIOracle
 
         return {"oracle": BabyAIOracle}
+
+    def default_episode_max_turns(self, task: Task) -> int:
+        if not self._budget_per_level:
+            return self.max_turns
+        return level_turn_budget(str(task.metadata.get("level")))
 
     def system_prompt(self, task: Task) -> str:
         return SYSTEM_PROMPT.format(max_turns=self._episode_max_turns)

@@ -7,6 +7,7 @@ from typing import Any
 
 from colbench.actions import ACTION_FORMS
 from colbench.gyms.embodied.babyai_world import (
+    DONE,
     DROP,
     FORWARD,
     LEFT,
@@ -125,7 +126,8 @@ def run_action(env: Any, command: str, executed: list[int]) -> str:
     if match:
         obj = _target(world, match.group("x"), "go to")
         plan = _plan_or_fail(world.plan_face(world.position(obj)), f"reach the {world.name(obj)}")
-        _execute(env, plan.actions, executed)
+        # Already facing it: one "done" step, so that minigrid checks a "go to" mission.
+        _execute(env, plan.actions or (DONE,), executed)
         return f"You went to the {world.name(obj)}."
     match = re.match(r"^(?:pick up|pickup|take|grab)\s+(?P<x>.+)$", command)
     if match:

@@ -24,6 +24,9 @@ import numpy as np
 # minigrid's headings: 0 east, 1 south, 2 west, 3 north (x grows east, y grows south).
 DIR_VECS = ((1, 0), (0, 1), (-1, 0), (0, -1))
 LEFT, RIGHT, FORWARD, PICKUP, DROP, TOGGLE = 0, 1, 2, 3, 4, 5
+#: minigrid's "done": changes nothing, but like every step it lets the level's verifier look
+#: (a "go to" mission is complete only when checked while the agent faces its target).
+DONE = 6
 MOVABLE = ("ball", "box", "key")
 
 Pos = tuple[int, int]

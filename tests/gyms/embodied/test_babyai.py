@@ -9,6 +9,7 @@ pytest.importorskip("minigrid", reason="BabyAI needs the [embodied] extra")
 
 import colbench  # noqa: E402,F401  (registers the env ids)
 from colbench.gyms.embodied.babyai import (  # noqa: E402
+    LEVEL_TURN_BUDGETS,
     LEVELS,
     SPLIT_SEEDS,
     BabyAIEnv,
@@ -256,3 +257,33 @@ def test_oracle_puts_next_to_an_anchor_that_blocks_a_doorway(task_id):
         assert info["metrics"]["success"] is True, info["metrics"]
     finally:
         env.close()
+
+
+def test_go_to_the_target_already_faced_completes_the_mission():
+    # The agent starts facing the purple door: "go to" takes minigrid's "done" step, which
+    # lets the level check the mission (before, no step was taken and the mission never ended).
+    env = BabyAIEnv(split="train")
+    try:
+        env.reset(options={"task_id": "babyai/GoToObjDoor/107"})
+        *_, terminated, _, info = env.step("Action: go to purple door 1")
+        assert terminated and info["metrics"]["success"] is True
+        assert info["primitive_actions"] == [6]
+    finally:
+        env.close()
+
+
+def test_each_level_family_has_its_default_budget():
+    env = BabyAIEnv(split="test", levels=["GoTo", "BossLevel"])
+    try:
+        assert env.reset(options={"task_id": "babyai/GoTo/1000000"})[1]["max_turns"] == 20
+        _, info = env.reset(options={"task_id": "babyai/BossLevel/1000000"})
+        assert info["max_turns"] == LEVEL_TURN_BUDGETS["BossLevel"] == 40
+        assert "You have 40 actions." in info["system_prompt"]
+        assert env.max_turns == 40  # the most any episode of the task set may take
+    finally:
+        env.close()
+    fixed = BabyAIEnv(split="test", levels=["BossLevel"], max_turns=7)
+    try:
+        assert fixed.reset(options={"task_id": "babyai/BossLevel/1000000"})[1]["max_turns"] == 7
+    finally:
+        fixed.close()
