@@ -223,7 +223,8 @@ class Sample:
     policies: dict[str, int] = field(default_factory=dict)
     #: Turns whose generated ids differ from the shared tokenisation (module docs).
     retokenised_turns: int = 0
-    #: The step whose weights generated it; the trainer sets the staleness when it trains.
+    #: The step whose weights played it, and how many steps later it is trained on (the
+    #: trainer sets both).
     version: int = 0
     staleness: int = 0
     family: str = ""
@@ -446,8 +447,6 @@ class RolloutEngine:
                             reward=reward, record=record, retokenised_turns=retokenised)
         for tokens in turns[:len(record.turns)]:
             sample.policies[tokens.policy] = sample.policies.get(tokens.policy, 0) + 1
-        versions = [t.version for t in turns if t.policy == CURRENT and t.version is not None]
-        sample.version = min(versions) if versions else 0
         if self.families is not None:
             sample.family = self.families(draw.env, draw.task_id)
         return sample

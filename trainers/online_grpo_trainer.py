@@ -262,7 +262,7 @@ class _OnlineRun:
                 if lockstep and was_training:
                     model.train()
             for sample in samples:
-                sample.version = version
+                sample.version = version  # the weights that played it (failures included)
             return samples
 
         return job
@@ -372,6 +372,10 @@ class OnlineGRPOTrainer(TrainerPlugin):
         if not self.config.envs:
             raise ConfigError("online-grpo plays envs: pass --env ENV_ID (or envs: [...] in "
                               "the config)")
+        if self.config.env_weights is not None and \
+                len(self.config.env_weights) != len(self.config.envs):
+            raise ConfigError(f"env_weights has {len(self.config.env_weights)} entries for "
+                              f"{len(self.config.envs)} envs ({', '.join(self.config.envs)})")
         from colbench import registry
 
         for env in self.config.envs:
@@ -409,7 +413,6 @@ class OnlineGRPOTrainer(TrainerPlugin):
             scale_rewards=config.scale_rewards, max_completion_length=config.max_new_tokens,
             report_to=config.report_to, shuffle_dataset=False)
         arguments.pop("max_length", None)  # GRPOConfig bounds completions, not sequences
-        arguments["report_to"] = config.trl_args.get("report_to", config.report_to)
         args = make_config(GRPOConfig, arguments)
         run = _OnlineRun(config, tokenizer, out, task_ids, families,
                          chat_factory=type(self).chat_factory)

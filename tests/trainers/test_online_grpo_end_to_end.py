@@ -70,7 +70,8 @@ def test_env_failures_are_counted_and_kept_out_of_the_loss(tiny_llama, tmp_path)
         envs=[helpers_env.ENV_ID], split="test", num_tasks=2, max_steps=2,
         per_device_train_batch_size=4, num_generations=2, max_new_tokens=4,
         learning_rate=1e-3, overlap=False, env_kwargs={"fail_tasks": ["guess-test-001"]},
-        horizon_stages=[1], seed=2)  # seed 2 draws both tasks at both steps
+        horizon_stages=[1], seed=2,  # seed 2 draws both tasks at both steps
+        beta=0.04)  # with a KL term: the reference model sees the same masks
     result = train("online-grpo", model=f"hf:{tiny_llama}", out=out, config=config)
     rows = _samples(out)
     dropped = [r for r in rows if r["dropped"]]
