@@ -87,6 +87,9 @@ class OnlineGRPOConfig(TrainerConfig):
                             "(--no-overlap: lockstep)", default=True)
     max_staleness: int = setting("most optimiser steps a batch's weights may lag behind the "
                                  "step that trains on it (overlap only)", default=1)
+    max_length: int | None = setting(
+        "cut an episode's token sequence at this length; later turns are not trained on "
+        "(null: no limit)", default=4096)
     gradient_checkpointing: bool = setting("recompute activations to save memory",
                                            default=False)
     logging_steps: int = setting("log every N steps", default=1)

@@ -280,10 +280,12 @@ class _OnlineRun:
                               f"the records under {self.out / ROLLOUT_DIR}")
         for sample in samples:
             sample.staleness = step - sample.version
+        cut = sum(cut_to_length(s, self.config.max_length) for s in samples)
         self.last_samples = samples
         self.episodes += len(samples)
         self.env_failures += sum(s.dropped for s in samples)
         self._log_rollouts(trainer, step, samples)
+        trainer._metrics["train"]["rollout/cut_to_max_length"].append(float(cut))
         return {"prompt_ids": [s.prompt_ids for s in samples],
                 "completion_ids": [s.completion_ids for s in samples],
                 "logprobs": [s.logprobs for s in samples],
@@ -343,6 +345,20 @@ class _OnlineRun:
         self.scheduler.close()
         for model in [*self._models.values(), *self.pool_models.values()]:
             model.close()
+
+
+def cut_to_length(sample: Any, max_length: int | None) -> bool:
+    """Cut a sample's completion so that the whole sequence fits ``max_length`` tokens (the
+    episode keeps its reward; its later turns are not trained on). True if it was cut."""
+    if max_length is None:
+        return False
+    room = max(1, max_length - len(sample.prompt_ids))
+    if len(sample.completion_ids) <= room:
+        return False
+    sample.completion_ids = sample.completion_ids[:room]
+    sample.env_mask = sample.env_mask[:room]
+    sample.logprobs = sample.logprobs[:room]
+    return True
 
 
 def _placeholder_dataset(rows: int) -> Any:

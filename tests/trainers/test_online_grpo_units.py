@@ -127,3 +127,18 @@ def test_draws_depend_on_step_and_seed_only():
                                seed=1)
     share = sum(d.env == "a" for d in first) / len(first)
     assert 0.68 < share < 0.82
+
+
+def test_long_episodes_are_cut_to_max_length():
+    pytest.importorskip("trl", reason="the trainers need colbench[train]")
+    from colbench.trainers.online_grpo_rollout import Sample, TaskDraw
+    from colbench.trainers.online_grpo_trainer import cut_to_length
+
+    sample = Sample(draw=TaskDraw("e", "t"), group=0, trial=0, prompt_ids=[1, 2, 3],
+                    completion_ids=[4, 5, 6, 7], env_mask=[1, 0, 1, 1],
+                    logprobs=[-1.0, 0.0, -2.0, -3.0], reward=1.0, record=None)
+    assert not cut_to_length(sample, None) and not cut_to_length(sample, 7)
+    assert cut_to_length(sample, 5)
+    assert (sample.completion_ids, sample.env_mask, sample.logprobs) == \
+        ([4, 5], [1, 0], [-1.0, 0.0])
+    assert sample.reward == 1.0
