@@ -1,9 +1,8 @@
 """Trainers: trajectory datasets and trainer plugins on TRL and PEFT (``colbench.trainers``).
 
 Importing this package registers the built-in trainers (``rft``, ``mt-dpo``, ``sweet-rl``,
-``online-grpo``)
-in ``colbench.registry.trainers`` without importing TRL or torch; they are imported when a
-trainer runs. The public API:
+``online-grpo``) in ``colbench.registry.trainers`` without importing TRL or torch; they are
+imported when a trainer runs. The public API:
 
 * data: :func:`load_trajectories`, :class:`TrajectoryData`, :func:`trajectory_dataset`,
   :func:`turn_dataset`, :func:`preference_dataset`, :func:`trajectory_pairs`,
@@ -11,6 +10,8 @@ trainer runs. The public API:
 * tokens: :func:`tokenize_conversation` (per-turn masks under any chat template);
 * plugins: :class:`TrainerPlugin`, :class:`TrainerConfig`, :func:`setting`,
   :func:`register_trainer`, :class:`TrainResult`, :func:`train` (what ``colbench train`` runs).
+* online RL: :class:`OnlineGRPOTrainer` and :class:`OnlineGRPOConfig` (``online-grpo``:
+  multi-turn GRPO in the envs; subclass it to set how rollouts are generated).
 
 How to write a trainer of your own: ``trainers/README.md`` and ``examples/trainer_plugin/``.
 """
@@ -42,10 +43,12 @@ from colbench.trainers.data import (
     with_privileged,
 )
 from colbench.trainers.model_io import ModelSource, parse_model_spec
+from colbench.trainers.online_grpo_config import OnlineGRPOConfig
+from colbench.trainers.online_grpo_trainer import OnlineGRPOTrainer
 from colbench.trainers.tokenize import TokenizedConversation, tokenize_conversation
 
 __all__ = [
-    "CollectConfig", "ModelSource", "TokenizedConversation", "TrainResult", "TrainerConfig", "TrainerPlugin",
+    "CollectConfig", "ModelSource", "OnlineGRPOConfig", "OnlineGRPOTrainer", "TokenizedConversation", "TrainResult", "TrainerConfig", "TrainerPlugin",
     "TrajectoryData", "TrajectoryPair", "episode_messages", "episode_score", "episode_success",
     "collect", "load_trajectories", "parse_model_spec", "preference_dataset", "privileged_text",
     "register_trainer", "resolve_trainer", "setting", "tokenize_conversation", "train",
