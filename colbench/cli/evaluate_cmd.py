@@ -54,15 +54,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--tasks", metavar="NAME_OR_FILE",
                    help="task set name or JSONL file (colbench or published ColBench format)")
     p.add_argument("--split", default="test", help="task split (default: test)")
-    p.add_argument("--num-tasks", type=int, metavar="N", help="run only the first N tasks")
-    p.add_argument("--trials", type=int, default=1, metavar="K", help="episodes per task")
+    p.add_argument("--limit", "--num-tasks", dest="num_tasks", type=int, metavar="N",
+                   help="run only the first N tasks (a warning says when the set has fewer); "
+                        "rerun with a larger N to extend a finished run")
+    p.add_argument("--trials", type=int, default=1, metavar="K",
+                   help="episodes per task; rerun with a larger K to extend a finished run")
     p.add_argument("--concurrency", type=int, default=8, metavar="C",
                    help="episodes in flight at once (default: 8)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="base seed (default: 0)")
-    p.add_argument("--out", type=Path, metavar="DIR",
+    p.add_argument("--out", "--log-dir", dest="out", type=Path, metavar="DIR",
                    help="run directory (default: runs/<env>/<model>/<split>)")
     p.add_argument("--resume", action="store_true",
                    help="require DIR to hold an interrupted run and go on with it")
+    p.add_argument("--overwrite", action="store_true",
+                   help="delete the run DIR holds (its run.json, episodes.jsonl and "
+                        "summary.json) and start again")
     p.add_argument("--simulator", metavar="SPEC",
                    help="simulated human: 'builtin' (default) or a model spec")
     p.add_argument("--compat", action="store_true",
@@ -99,6 +105,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def resume_command(args: argparse.Namespace, out: Path) -> str:
+    """The command line that resumes this run: the one given (``main`` keeps it in
+    ``args.cli_argv``) without ``--overwrite``, which would delete what is done, and with the
+    run directory named."""
+    import shlex
+
+    words = [word for word in getattr(args, "cli_argv", None) or ["evaluate", args.env_id,
+                                                                   "--model", args.model]
+             if word != "--overwrite"]
+    if args.out is None:
+        words += ["--out", str(out)]
+    return "colbench " + shlex.join(words)
+
+
 def env_kwargs_from_args(args: argparse.Namespace) -> dict[str, Any]:
     kwargs = parse_key_values(args.env_arg, "--env-arg")
     if args.simulator:
@@ -123,6 +143,9 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or default_out_dir(args.env_id, args.model, args.split)
     if not 0 <= args.max_error_rate <= 1:
         raise ConfigError(f"--max-error-rate must be between 0 and 1, got {args.max_error_rate}")
+    if args.resume and args.overwrite:
+        raise ConfigError("--resume goes on with the run in DIR and --overwrite deletes it: "
+                          "pass one of them")
     if args.resume and not RunDir(out).holds_run():
         raise ConfigError(f"--resume: {out} holds no run to resume")
     config = EvalConfig(
@@ -133,8 +156,14 @@ def run(args: argparse.Namespace) -> int:
         max_consecutive_failures=args.max_consecutive_failures,
         max_answer_chars=args.max_answer_chars, max_record_chars=args.max_record_chars,
         progress=not args.no_progress)
+    if args.overwrite:
+        RunDir(out).clear()
     try:
         summary = evaluate(config)
+    except KeyboardInterrupt:
+        print(f"\ncolbench evaluate: interrupted; the finished episodes are saved in {out}. "
+              f"To resume, rerun:\n  {resume_command(args, out)}", file=sys.stderr)
+        return 130
     except RunStopped as exc:
         # The message quotes the model's own error, which the model wrote.
         print(f"colbench evaluate: {safe_text(exc)}", file=sys.stderr)

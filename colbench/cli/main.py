@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -33,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     out with a :class:`~colbench.cli.contributed_commands.CommandPluginWarning`)."""
     parser = argparse.ArgumentParser(
         prog="colbench", description="Benchmarks and environments for multi-turn LLM agents.")
-    parser.add_argument("--version", action="version", version=f"colbench {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"colbench {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module_name in CORE_COMMANDS.values():
@@ -57,9 +58,41 @@ def _build_parser_reporting_plugins() -> argparse.ArgumentParser:
     return parser
 
 
+def enable_completion(parser: argparse.ArgumentParser) -> None:
+    """Shell completion through argcomplete: when the shell's completion hook runs
+    ``colbench`` (after ``eval "$(register-python-argcomplete colbench)"``), this prints the
+    candidates and exits; otherwise it does nothing. Without argcomplete installed there is
+    no completion, and nothing else changes."""
+    try:
+        import argcomplete
+    except ImportError:
+        return
+    argcomplete.autocomplete(parser)
+
+
+#: The exit status of a command whose reader went away (128 + SIGPIPE), as a shell reports
+#: a process that a closed pipe killed.
+BROKEN_PIPE_STATUS = 141
+
+
+def _quiet_broken_pipe() -> int:
+    """The reader of stdout went away (``colbench show DIR | head``): stop without a
+    traceback. stdout is pointed at /dev/null so that Python's final flush at exit does not
+    raise the same error again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout is not a real file (tests)
+        pass
+    return BROKEN_PIPE_STATUS
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser_reporting_plugins()
+    enable_completion(parser)
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    args.cli_argv = argv  # the words given, e.g. for the command that resumes an interrupted run
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     if not getattr(args, "command", None):
@@ -71,7 +104,11 @@ def main(argv: Sequence[str] | None = None) -> int:
               "(its add_parser must call set_defaults(func=...))", file=sys.stderr)
         return 2
     try:
-        return int(run(args) or 0)
+        status = int(run(args) or 0)
+        sys.stdout.flush()  # a reader that left shows here, not in Python's exit handler
+        return status
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
     except ColbenchError as exc:
         # Errors may quote what they refused: an answer, a record, a file's content.
         print(f"colbench {args.command}: error: {safe_text(exc)}", file=sys.stderr)

@@ -24,7 +24,10 @@ from colbench.rundir._rundir import (
     EPISODES_GZ_FILE,
     RUN_FILE,
     TASKS_FILE,
+    GrowthRule,
     RunDir,
+    more_trials,
+    task_set_prefix_rule,
 )
 from colbench.rundir._summary import (
     SUMMARY_FILE,
@@ -35,8 +38,10 @@ from colbench.rundir._summary import (
 )
 
 __all__ = ["COLLECT_FILE", "DEFAULT_MAX_FIELD_CHARS", "EPISODES_FILE", "EPISODES_GZ_FILE",
-           "LOCK_FILE", "RUN_FILE", "SUMMARY_FILE", "TASKS_FILE", "EpisodeWriter", "RunDir",
+           "LOCK_FILE", "RUN_FILE", "SUMMARY_FILE", "TASKS_FILE", "EpisodeWriter", "GrowthRule",
+           "RunDir",
            "RunDirBusy", "aggregate_episodes", "cap_record_text", "check_char_cap",
-           "count_episodes", "cut_text", "latest_per_key", "read_episodes",
+           "count_episodes", "cut_text", "latest_per_key", "more_trials", "read_episodes",
            "read_latest_episodes", "summarise_from_identity", "summarise_records",
+           "task_set_prefix_rule",
            "write_json_atomic"]

@@ -11,7 +11,11 @@ A run directory holds:
 
 Resume rules (:meth:`RunDir.prepare`): a folder that holds the same identity is resumed; one
 that holds another identity is refused, naming the keys that differ; episodes without a
-``run.json`` are refused rather than mixed in. One process writes a folder at a time:
+``run.json`` are refused rather than mixed in. The one exception is a run that only *grows*
+the stored one (more trials, or more of the same task set's tasks): every key that differs has
+a :data:`GrowthRule` that accepts the change, so the episodes already done are kept and only
+the new ones run (:meth:`RunDir.prepare`'s ``growth``). :meth:`RunDir.clear` empties a folder
+for a fresh run (``evaluate --overwrite``). One process writes a folder at a time:
 :meth:`RunDir.prepare` takes the folder's writer lock (``run.lock``,
 :mod:`colbench.rundir._lock`) before it reads anything, and the run keeps it until
 :meth:`RunDir.release_lock`; a second writer is refused with the holder's pid.
@@ -20,7 +24,8 @@ that holds another identity is refused, naming the keys that differ; episodes wi
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +50,50 @@ TASKS_FILE = "tasks.jsonl"
 COLLECT_FILE = "collect.json"
 #: A submission may carry its episodes already gzipped under this name.
 EPISODES_GZ_FILE = EPISODES_FILE + ".gz"
+
+
+#: Whether a run whose identity holds ``current`` under some key only extends the stored run,
+#: which holds ``stored`` there: ``rule(stored, current)``.
+GrowthRule = Callable[[Any, Any], bool]
+
+
+def more_trials(stored: Any, current: Any) -> bool:
+    """The :data:`GrowthRule` of ``trials``: more trials per task extend a run (the first
+    trials' episodes are the same whatever the count: each has its own seed)."""
+    return (isinstance(stored, int) and isinstance(current, int)
+            and not isinstance(stored, bool) and current > stored)
+
+
+def task_set_prefix_rule(tasks: TaskSet) -> GrowthRule:
+    """The :data:`GrowthRule` of ``task_set`` for a run drawing its first N tasks from
+    ``tasks`` (:meth:`TaskSet.subset`, ``--limit N``): a stored run on the first *n* of the
+    same tasks (name ``NAME[:n]`` and the hash of those *n* tasks) is extended by a run on
+    more of them (a larger N, or all of them). Another set, other tasks under the same name,
+    or fewer tasks are no extension."""
+
+    def count_of(ref: Any) -> int | None:
+        """How many of ``tasks``' first tasks ``ref`` (a ``{name, hash}``) names, or None."""
+        if not isinstance(ref, Mapping):
+            return None
+        name = ref.get("name")
+        if name == tasks.name:
+            count = len(tasks)
+        else:
+            match = re.fullmatch(re.escape(tasks.name) + r"\[:(\d+)\]", str(name))
+            if match is None:
+                return None
+            count = int(match.group(1))
+        if not 1 <= count <= len(tasks):
+            return None
+        prefix = tasks.subset(count)
+        return count if dict(ref) == {"name": prefix.name, "hash": prefix.hash} else None
+
+    def rule(stored: Any, current: Any) -> bool:
+        stored_count, current_count = count_of(stored), count_of(current)
+        return (stored_count is not None and current_count is not None
+                and current_count > stored_count)
+
+    return rule
 
 
 class RunDir:
@@ -128,7 +177,8 @@ class RunDir:
         return identity
 
     def prepare(self, identity: Mapping[str, Any], *, resume: bool = True,
-                extra: Mapping[str, Any] | None = None) -> list[EpisodeRecord]:
+                extra: Mapping[str, Any] | None = None,
+                growth: Mapping[str, GrowthRule] | None = None) -> list[EpisodeRecord]:
         """Make this folder hold the run ``identity`` and return the records it already has.
 
         Creates the folder and takes its writer lock (:meth:`acquire_lock`: a folder another
@@ -139,36 +189,72 @@ class RunDir:
         again). Then writes ``run.json`` (``identity``, the colbench version, and ``extra``)
         and cuts a half-written last episode line. Returns the latest record per (task,
         trial), in file order.
+
+        ``growth`` maps identity keys to :data:`GrowthRule` s. A stored run whose identity
+        differs from ``identity`` only under those keys, each change accepted by its rule, is
+        *extended*, not refused (with ``resume`` true): its episodes are kept, ``run.json``
+        takes the larger identity, and its ``summary.json``, which describes the smaller run,
+        is removed until the run writes the new one. Any other difference is refused.
         """
         self.acquire_lock()
         try:
-            return self._prepare_locked(identity, resume=resume, extra=extra)
+            return self._prepare_locked(identity, resume=resume, extra=extra,
+                                        growth=growth or {})
         except BaseException:
             self.release_lock()
             raise
 
     def _prepare_locked(self, identity: Mapping[str, Any], *, resume: bool,
-                        extra: Mapping[str, Any] | None) -> list[EpisodeRecord]:
+                        extra: Mapping[str, Any] | None,
+                        growth: Mapping[str, GrowthRule]) -> list[EpisodeRecord]:
         # JSON round trip: tuples become lists and paths strings, as they are when read back.
         current = json.loads(json.dumps(dict(identity), default=str))
         if self.holds_run():
             stored = self.stored_identity()
-            if stored != current:
-                differ = "; ".join(
-                    f"{key}: {stored.get(key)!r} there, {current.get(key)!r} now"
-                    for key in sorted(set(stored) | set(current))
-                    if stored.get(key) != current.get(key))
-                raise ConfigError(f"{self.path} holds a different run ({differ}); rerun the "
-                                  "same command to resume it, or pass another --out")
-            if not resume:
+            differing = sorted(key for key in set(stored) | set(current)
+                               if stored.get(key) != current.get(key))
+            if not resume and (not differing or self._grows(stored, current, differing,
+                                                            growth)):
                 raise ConfigError(f"{self.path} already holds this run; pass --resume to go "
-                                  "on with it or use another --out")
+                                  "on with it, --overwrite to start again, or use another "
+                                  "--out")
+            if differing and not self._grows(stored, current, differing, growth):
+                differ = "; ".join(f"{key}: {stored.get(key)!r} there, {current.get(key)!r} "
+                                   "now" for key in differing)
+                grows = (f" (only a larger {' or '.join(sorted(growth))} may change, to extend "
+                         "it)" if growth else "")
+                raise ConfigError(f"{self.path} holds a different run ({differ}); rerun the "
+                                  f"same command to resume it{grows}, or pass another --out")
+            if differing:  # an extension: the old summary describes the smaller run
+                self.summary_path.unlink(missing_ok=True)
         elif self.episodes_path.exists() and self.episodes_path.stat().st_size:
             raise ConfigError(f"{self.episodes_path} exists but {RUN_FILE} does not; refusing "
                               "to mix runs")
         write_json_atomic(self.run_path, {"identity": dict(identity),
                                           "colbench_version": __version__, **(extra or {})})
         return list(latest_per_key(self.read_episodes(repair=True)).values())
+
+    @staticmethod
+    def _grows(stored: Mapping[str, Any], current: Mapping[str, Any], differing: list[str],
+               growth: Mapping[str, GrowthRule]) -> bool:
+        """Whether every differing key has a growth rule that accepts the change."""
+        return all(key in growth and key in stored and key in current
+                   and growth[key](stored[key], current[key]) for key in differing)
+
+    def clear(self) -> None:
+        """Remove the run held here (``run.json``, ``episodes.jsonl``, ``summary.json``) so
+        that a new one may start (``evaluate --overwrite``); other files stay. Refused
+        (:class:`~colbench.rundir.RunDirBusy`) while another process writes the folder."""
+        if not self.path.exists():
+            return
+        held = self.locked
+        self.acquire_lock()
+        try:
+            for path in (self.run_path, self.episodes_path, self.summary_path):
+                path.unlink(missing_ok=True)
+        finally:
+            if not held:
+                self.release_lock()
 
     # -- episodes -----------------------------------------------------------------------------
     def read_episodes(self, *, repair: bool = False) -> list[EpisodeRecord]:

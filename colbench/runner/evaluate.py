@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -57,7 +58,9 @@ from colbench.rundir import (
     DEFAULT_MAX_FIELD_CHARS,
     RunDir,
     check_char_cap,
+    more_trials,
     summarise_records,
+    task_set_prefix_rule,
 )
 from colbench.runner.failures import (
     DEFAULT_MAX_CONSECUTIVE_FAILURES,
@@ -68,6 +71,8 @@ from colbench.runner.failures import (
     stop_message,
 )
 from colbench.runner.hooks import RunHooks
+
+logger = logging.getLogger(__name__)
 
 #: The metrics of an episode the model's failure ended: a non-answer scores 0.
 MODEL_FAILURE_METRICS: dict[str, Any] = {"success": False, "score": 0.0}
@@ -107,7 +112,7 @@ class EvalConfig:
                 raise ConfigError(f"--{name.replace('_', '-')} must be at least 1, "
                                   f"got {getattr(self, name)}")
         if self.num_tasks is not None and self.num_tasks < 1:
-            raise ConfigError(f"--num-tasks must be at least 1, got {self.num_tasks}")
+            raise ConfigError(f"--limit must be at least 1, got {self.num_tasks}")
         if self.max_env_retries < 0:
             raise ConfigError("max_env_retries cannot be negative")
         if self.max_consecutive_failures < 0:
@@ -241,7 +246,13 @@ class Runner:
         options = config.env_options()
         self._make_env = lambda: make(config.env, **options)
         first = self._make_env()
-        self.tasks = first.unwrapped.tasks.subset(config.num_tasks)
+        all_tasks = first.unwrapped.tasks
+        self.tasks = all_tasks.subset(config.num_tasks)
+        if config.num_tasks is not None and config.num_tasks > len(all_tasks):
+            logger.warning("--limit %d asks for more tasks than %s has: running all %d",
+                           config.num_tasks, all_tasks.name, len(all_tasks))
+        #: What may grow when this run extends a stored one: more trials, more of the tasks.
+        self.growth = {"trials": more_trials, "task_set": task_set_prefix_rule(all_tasks)}
         self.env_facts = first.unwrapped.describe()
         self.run_dir = RunDir(config.out)
         self._executor = ThreadPoolExecutor(max_workers=min(128, max(8, 2 * config.concurrency)),
@@ -281,7 +292,8 @@ class Runner:
 
     def _prepare_out(self) -> set[tuple[str, int]]:
         records = self.run_dir.prepare(self.run_identity(), resume=self.config.resume,
-                                       extra={"sampling": asdict(self.config.sampling)})
+                                       extra={"sampling": asdict(self.config.sampling)},
+                                       growth=self.growth)
         for record in records:
             if record.status == "ok":
                 self.done += 1
@@ -444,8 +456,9 @@ class Runner:
         if self.config.progress:
             from tqdm import tqdm
 
+            # disable=None: no bar unless stderr is a terminal, so logs get no \r frames.
             bar = tqdm(total=total, initial=total - len(todo), desc=self.config.env,
-                       unit="ep", dynamic_ncols=True)
+                       unit="ep", dynamic_ncols=True, disable=None)
         queue: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
         for item in todo:
             queue.put_nowait(item)
