@@ -1,8 +1,10 @@
 """The evaluation runner: many episodes in flight, results on disk as they finish.
 
-Episodes are (task, trial) pairs. Each runs in its own env instance from a pool of
-``concurrency`` envs; model calls are awaited (so many are in flight) and env calls run in
-worker threads. Whose failure ends an episode decides what happens to it
+Episodes are (task, trial) pairs. Each runs in its own env instance; model calls are
+awaited (so many are in flight). Where the envs live and their calls run is the executor's
+business (:mod:`colbench.runner.executor`): by default a pool of envs in this process whose
+calls run in worker threads; ``--executor ray`` holds them in Ray actors. Everything else
+below (the episode loop, failures, retries, records) is the runner's, whatever the executor. Whose failure ends an episode decides what happens to it
 (:mod:`colbench.runner.failures`):
 
 * an exception raised by the env (or an :class:`EnvironmentFailure`) is the environment's
@@ -43,16 +45,14 @@ import hashlib
 import logging
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from colbench.envs import make
 from colbench.errors import ConfigError, ModelFailure
 from colbench.models.base import BaseChatModel, EpisodeContext, SamplingParams
-from colbench.models.spec import load_model
 from colbench.records import EpisodeRecord, Summary, TaskSetRef, TurnRecord
 from colbench.rundir import (
     DEFAULT_MAX_FIELD_CHARS,
@@ -61,6 +61,14 @@ from colbench.rundir import (
     more_trials,
     summarise_records,
     task_set_prefix_rule,
+)
+from colbench.runner.executor import (
+    LOCAL,
+    EnvExecutor,
+    EnvSpec,
+    WorkerLost,
+    close_quietly,
+    resolve_executor,
 )
 from colbench.runner.failures import (
     DEFAULT_MAX_CONSECUTIVE_FAILURES,
@@ -104,6 +112,12 @@ class EvalConfig:
     max_record_chars: int = DEFAULT_MAX_FIELD_CHARS
     resume: bool = True
     progress: bool = True
+    #: Where the episodes' envs live (:mod:`colbench.runner.executor`): ``local`` (this
+    #: process) or a registered executor such as ``ray``. Not part of the run's identity: a
+    #: run scores the same wherever its envs ran, so a local run may resume on Ray.
+    executor: str = LOCAL
+    #: The executor's options (``--executor-arg KEY=VALUE``, ``--address``).
+    executor_options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
@@ -146,62 +160,13 @@ def episode_seed(seed: int, task_id: str, trial: int) -> int:
     return int.from_bytes(digest[:4], "little")
 
 
-class _EnvPool:
-    """Envs reused across episodes; a failed env is closed and replaced.
-
-    New envs are made, and failed ones closed, in worker threads: an env's constructor or
-    ``close`` may take a while (loading tasks, stopping a browser) and must not stall the
-    episodes in flight on the event loop.
-    """
-
-    def __init__(self, factory: Callable[[], Any], first: Any, executor: ThreadPoolExecutor
-                 ) -> None:
-        self._factory = factory
-        self._executor = executor
-        self._idle: list[Any] = [first]
-        self._all: list[Any] = [first]
-
-    async def take(self) -> Any:
-        if self._idle:
-            return self._idle.pop()
-        loop = asyncio.get_running_loop()
-        try:
-            env = await loop.run_in_executor(self._executor, self._factory)
-        except Exception as exc:
-            raise _EnvCallFailed("make", exc) from exc
-        self._all.append(env)
-        return env
-
-    def give(self, env: Any) -> None:
-        self._idle.append(env)
-
-    def discard(self, env: Any) -> None:
-        if env in self._all:
-            self._all.remove(env)
-        try:
-            self._executor.submit(_close_quietly, env)
-        except RuntimeError:  # the executor is shut down: close here
-            _close_quietly(env)
-
-    def close(self) -> None:
-        for env in self._all:
-            _close_quietly(env)
-        self._all.clear()
-        self._idle.clear()
-
-
-def _close_quietly(env: Any) -> None:
-    try:
-        env.close()
-    except Exception:  # a broken env may fail to close; it is dropped either way
-        pass
-
-
 class _EnvCallFailed(Exception):
     def __init__(self, where: str, exc: BaseException) -> None:
         super().__init__(f"environment failed in {where}: {type(exc).__name__}: {exc}")
         self.detail = "".join(traceback.format_exception(exc))[-4000:]
         self.failure = Failure("env", f"{_qualname(exc)} in {where}", _first_line(exc))
+        #: The env's host went away (not the env's own failure): replayed elsewhere.
+        self.worker_lost = isinstance(exc, WorkerLost)
 
 
 class _ModelCallFailed(Exception):
@@ -236,16 +201,22 @@ class Runner:
 
     ``hooks`` observe the run and may adjust each record before it is written
     (:class:`~colbench.runner.hooks.RunHooks`); they are called in the order given.
+
+    ``executor`` places the episodes' envs (:mod:`colbench.runner.executor`); by default the
+    one ``config.executor`` names is built, and closed with the runner. One passed in is
+    the caller's to close, so that it (and its warm envs) can serve several runs.
     """
 
     def __init__(self, config: EvalConfig, model: BaseChatModel | None = None, *,
-                 hooks: Sequence[RunHooks] = ()) -> None:
+                 hooks: Sequence[RunHooks] = (), executor: EnvExecutor | None = None) -> None:
         self.config = config
-        self.model = model if model is not None else load_model(config.model)
+        self._owns_executor = executor is None
+        self.executor = (executor if executor is not None
+                         else resolve_executor(config.executor, config.executor_options))
+        self.model = model if model is not None else self.executor.load_model(config.model)
         self.hooks = list(hooks)
-        options = config.env_options()
-        self._make_env = lambda: make(config.env, **options)
-        first = self._make_env()
+        self.env_spec = EnvSpec(config.env, config.env_options())
+        first = self.env_spec.make()
         all_tasks = first.unwrapped.tasks
         self.tasks = all_tasks.subset(config.num_tasks)
         if config.num_tasks is not None and config.num_tasks > len(all_tasks):
@@ -255,12 +226,9 @@ class Runner:
         self.growth = {"trials": more_trials, "task_set": task_set_prefix_rule(all_tasks)}
         self.env_facts = first.unwrapped.describe()
         self.run_dir = RunDir(config.out)
-        self._executor = ThreadPoolExecutor(max_workers=min(128, max(8, 2 * config.concurrency)),
-                                            thread_name_prefix="colbench-env")
         # One thread writes records, in order: the fsync stays off the event loop.
         self._write_executor = ThreadPoolExecutor(max_workers=1,
                                                   thread_name_prefix="colbench-writer")
-        self.pool = _EnvPool(self._make_env, first, self._executor)
         self.max_answer_chars = (config.max_answer_chars if config.max_answer_chars is not None
                                  else action_bound(first))
         # Never cut a stored answer that ran: the leaderboard replays it.
@@ -268,10 +236,18 @@ class Runner:
         try:
             self.model.check_env(first)
         except ConfigError:
-            self.pool.close()
+            close_quietly(first)
             raise
         except Exception:  # other problems surface per episode, with their traceback
             pass
+        try:
+            self.executor.start(self.env_spec, first, concurrency=config.concurrency,
+                                out=self.run_dir.path)
+        except BaseException:
+            close_quietly(first)
+            if self._owns_executor:
+                self.executor.close()
+            raise
         self.done = 0
         self.successes = 0
 
@@ -308,16 +284,15 @@ class Runner:
         return EpisodeContext(env_id=self.config.env, task_id=task_id, trial=trial,
                               seed=episode_seed(self.config.seed, task_id, trial))
 
-    async def _env_call(self, where: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        loop = asyncio.get_running_loop()
+    async def _env_call(self, env: Any, method: str, *args: Any, **kwargs: Any) -> Any:
         try:
-            return await loop.run_in_executor(self._executor, lambda: fn(*args, **kwargs))
+            return await self.executor.call(env, method, *args, **kwargs)
         except Exception as exc:
-            raise _EnvCallFailed(where, exc) from exc
+            raise _EnvCallFailed(method, exc) from exc
 
     async def _episode_once(self, env: Any, context: EpisodeContext) -> EpisodeRecord:
         started = time.time()
-        observation, info = await self._env_call("reset", env.reset, seed=context.seed,
+        observation, info = await self._env_call(env, "reset", seed=context.seed,
                                                  options={"task_id": context.task_id})
         system_prompt = info.get("system_prompt") or ""
         turns: list[TurnRecord] = []
@@ -337,6 +312,8 @@ class Runner:
             t0 = time.perf_counter()
             try:
                 completion = await agent.respond(messages, self.config.sampling, turn_context)
+            except WorkerLost as exc:  # a scripted agent's env host went away: not the model
+                raise _EnvCallFailed("respond", exc) from exc
             except Exception as exc:
                 raise _ModelCallFailed(exc, system_prompt, turns, started) from exc
             t1 = time.perf_counter()
@@ -347,7 +324,7 @@ class Runner:
                 del action, completion  # the runner keeps no reference to the message
                 raise _ModelCallFailed(refused, system_prompt, turns, started)
             next_obs, reward, terminated, truncated, step_info = await self._env_call(
-                "step", env.step, action)
+                env, "step", action)
             t2 = time.perf_counter()
             turn_info = {k: v for k, v in step_info.items()
                          if k not in ("metrics", "task_id", "max_turns")}
@@ -384,25 +361,35 @@ class Runner:
     async def _play_with_retries(self, context: EpisodeContext
                                  ) -> tuple[EpisodeRecord, Failure | None]:
         """Play one episode; retry it after the environment's failures (a bounded number of
-        times), never after the model's. Returns the record and how it failed, if it did."""
-        attempts = 0
+        times), never after the model's. Returns the record and how it failed, if it did.
+
+        A lost worker (:class:`~colbench.runner.executor.WorkerLost`) replays the episode
+        on another env without using up a retry, up to the executor's
+        ``max_worker_losses``; ``attempts`` counts every attempt."""
+        attempts = lost = 0
         while True:
             attempts += 1
             env = None
             try:
-                env = await self.pool.take()
+                try:
+                    env = await self.executor.take(context)
+                except Exception as exc:
+                    raise _EnvCallFailed("make", exc) from exc
                 record = await self._episode_once(env, context)
             except _EnvCallFailed as exc:
                 if env is not None:
-                    self.pool.discard(env)
-                if attempts > self.config.max_env_retries:
+                    self.executor.discard(env)
+                if exc.worker_lost and lost < self.executor.max_worker_losses:
+                    lost += 1
+                    continue
+                if attempts - lost > self.config.max_env_retries:
                     return self._env_failure_record(context, exc, attempts), exc.failure
                 continue
             except _ModelCallFailed as exc:
                 # The env did nothing wrong: it is reset before its next episode.
-                self.pool.give(env)
+                self.executor.give(env)
                 return self._model_failure_record(context, exc, attempts), exc.failure
-            self.pool.give(env)
+            self.executor.give(env)
             record.attempts = attempts
             return record, None
 
@@ -514,8 +501,10 @@ class Runner:
 
     def close(self) -> None:
         self.run_dir.release_lock()
-        self.pool.close()
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        if self._owns_executor:
+            self.executor.close()
+        else:
+            self.executor.finish()
         self._write_executor.shutdown(wait=True)
         self.model.close()
 
