@@ -135,6 +135,9 @@ class CollectConfig:
     sampling: SamplingParams = field(default_factory=lambda: SamplingParams(temperature=1.0))
     max_env_retries: int = 2
     progress: bool = True
+    #: Where the episodes' envs run, as for ``colbench evaluate --executor`` (EvalConfig).
+    executor: str = "local"
+    executor_options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
@@ -149,7 +152,8 @@ class CollectConfig:
                           trials=self.k, concurrency=self.concurrency, seed=self.seed,
                           env_kwargs=dict(self.env_kwargs), sampling=self.sampling,
                           max_env_retries=self.max_env_retries, resume=True,
-                          progress=self.progress)
+                          progress=self.progress, executor=self.executor,
+                          executor_options=dict(self.executor_options))
 
 
 def collect(config: CollectConfig, models: Sequence[BaseChatModel] | None = None) -> Summary:

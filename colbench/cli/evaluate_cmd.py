@@ -101,8 +101,39 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="cut every text of a record in episodes.jsonl beyond N characters, "
                         "with a marker saying how many were cut; never below "
                         f"--max-answer-chars (default: {DEFAULT_MAX_FIELD_CHARS:,})")
+    add_executor_arguments(p)
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=run)
+
+
+def add_executor_arguments(p: argparse.ArgumentParser) -> None:
+    """``--executor``, ``--address`` and ``--executor-arg``: where the episodes' envs run
+    (colbench/runner/executor.py). ``collect`` takes the same flags."""
+    p.add_argument("--executor", default="local", metavar="NAME",
+                   help="where the episodes' envs run: 'local' (this process, default) or an "
+                        "installed executor such as 'ray' (colbench list executors); results "
+                        "are the same either way")
+    p.add_argument("--address", metavar="ADDR",
+                   help="the Ray cluster to join with --executor ray ('auto', "
+                        "'ray://HOST:10001'); without it a local Ray instance is started")
+    p.add_argument("--executor-arg", action="append", metavar="KEY=VALUE",
+                   help="executor option (repeatable), e.g. envs_per_actor=4, actor_cpus=0.5, "
+                        "model_replicas=2 for ray")
+
+
+def executor_options_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The executor's options from ``--executor-arg`` and ``--address``; options given to
+    the local executor are refused, naming the flag."""
+    options = parse_key_values(args.executor_arg, "--executor-arg")
+    if args.address is not None:
+        if args.executor != "ray":
+            raise ConfigError(f"--address names a Ray cluster: it needs --executor ray (got "
+                              f"--executor {args.executor})")
+        options["address"] = args.address
+    if options and args.executor == "local":
+        raise ConfigError("--executor-arg needs --executor NAME (the local executor takes no "
+                          "options)")
+    return options
 
 
 def resume_command(args: argparse.Namespace, out: Path) -> str:
@@ -155,7 +186,8 @@ def run(args: argparse.Namespace) -> int:
         sampling=SamplingParams(temperature=args.temperature, max_tokens=args.max_tokens),
         max_consecutive_failures=args.max_consecutive_failures,
         max_answer_chars=args.max_answer_chars, max_record_chars=args.max_record_chars,
-        progress=not args.no_progress)
+        progress=not args.no_progress, executor=args.executor,
+        executor_options=executor_options_from_args(args))
     if args.overwrite:
         RunDir(out).clear()
     try:

@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from colbench.cli.evaluate_cmd import default_out_dir, env_kwargs_from_args
+from colbench.cli.evaluate_cmd import (
+    add_executor_arguments,
+    default_out_dir,
+    env_kwargs_from_args,
+    executor_options_from_args,
+)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -40,6 +45,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-tokens", type=int, default=1024)
     p.add_argument("--env-arg", action="append", metavar="KEY=VALUE",
                    help="extra env option (repeatable)")
+    add_executor_arguments(p)
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=run)
 
@@ -57,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed, env_kwargs=env_kwargs_from_args(args),
         sampling=SamplingParams(temperature=args.temperature, top_p=args.top_p,
                                 max_tokens=args.max_tokens),
-        progress=not args.no_progress)
+        progress=not args.no_progress, executor=args.executor,
+        executor_options=executor_options_from_args(args))
     summary = collect(config)
     print(summaries_table([(str(out), summary)]))
     if summary.counts.error:
