@@ -155,6 +155,18 @@ class CrossPolicyModel(BaseChatModel):
         self.seed = seed
         self.versions = dict(versions or {})
 
+    def bind_episode(self, env: Any, context: EpisodeContext) -> CrossPolicyModel:
+        """Every member binds to the episode (a scripted agent in the pool reads the env)."""
+        bound = {name: model.bind_episode(env, context) for name, model in self.members.items()}
+        if all(bound[name] is self.members[name] for name in bound):
+            return self
+        return CrossPolicyModel(bound, prob=self.prob, step=self.step, seed=self.seed,
+                                versions=self.versions)
+
+    def check_env(self, env: Any) -> None:
+        for model in self.members.values():
+            model.check_env(env)
+
     async def respond(self, conversation: Conversation, params: SamplingParams | None,
                       context: EpisodeContext) -> Completion:
         key = (self.seed, self.step, context.env_id, context.task_id, context.trial,

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -183,7 +182,6 @@ class _OnlineRun:
         self._models: dict[str, Any] = {}  # chat models wrapping torch modules, by role
         self._snapshot: Any = None
         self._rollout_copy: Any = None
-        self._lock = threading.Lock()
 
     # -- the policies -------------------------------------------------------------------------
     def task_key(self, sample: Any) -> str:

@@ -250,3 +250,25 @@ def test_overlap_scheduler_bounds_staleness(overlap, bound):
         scheduler.close()
     assert max(staleness) == bound
     assert staleness[0] == 0
+
+
+def test_a_pool_model_without_tokens_plays_through_the_shared_tokenisation(tiny_llama,
+                                                                          tmp_path):
+    """A scripted agent in the pool (bound to its episode, text only) plays every turn at
+    p = 1; its turns are laid out by the offline tokenisation and recorded as its own."""
+    from transformers import AutoTokenizer
+
+    from colbench.models.spec import load_model
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_llama)
+    oracle = load_model("scripted:oracle")
+    policy = CrossPolicyModel({CURRENT: ScriptedTokens(tokenizer, tokenizer.eos_token_id),
+                               "scripted:oracle": oracle}, prob=1.0, step=0, seed=0)
+    samples = _engine(tokenizer, tmp_path).play(0, DRAWS, policy, budget=2)
+    for sample in samples:
+        assert sample.reward == 1.0 and sample.record.metrics["success"]
+        assert sample.policies == {"scripted:oracle": 1}
+        offline = tokenize_conversation(tokenizer, episode_messages(sample.record))
+        length = len(sample.prompt_ids) + len(sample.completion_ids)
+        assert [0] * len(sample.prompt_ids) + sample.env_mask == offline.mask()[:length]
+        assert sample.record.turns[0].info["policy"] == "scripted:oracle"
