@@ -47,7 +47,8 @@ def trainer_parser(name: str, config_class: type, summary: str = "") -> argparse
     parser.add_argument("--config", type=Path, metavar="FILE.yaml",
                         help="YAML file of the trainer's settings")
     parser.add_argument("--env", metavar="ENV_ID",
-                        help="the env the data must come from (refuse data of any other)")
+                        help="the env the data must come from (refuse data of any other); "
+                             "a trainer that plays envs (online-grpo) plays it")
     parser.add_argument("--overwrite", action="store_true",
                         help="train into --out even if it is not empty")
     add_config_arguments(parser, config_class, reserved=OWN_FLAGS)
