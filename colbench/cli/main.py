@@ -25,8 +25,9 @@ from colbench.terminal import safe_text
 
 #: The core's subcommands and their modules in colbench.cli, in help order. They are imported
 #: whenever the parser is built, so each keeps its heavy imports inside run().
-CORE_COMMANDS = {"list": "list_cmd", "evaluate": "evaluate_cmd", "play": "play_cmd",
-                 "show": "show_cmd", "report": "report_cmd", "data": "data_cmd"}
+CORE_COMMANDS = {"list": "list_cmd", "describe": "describe_cmd", "tasks": "tasks_cmd",
+                 "evaluate": "evaluate_cmd", "play": "play_cmd", "show": "show_cmd",
+                 "report": "report_cmd", "data": "data_cmd"}
 
 
 def build_parser() -> argparse.ArgumentParser:
