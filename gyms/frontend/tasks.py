@@ -13,6 +13,10 @@
   ``problem_description`` and ``ground_truth`` HTML, the pages derived from WebSight), told
   apart by the keys of the first row.
 
+``colbench data import frontend FILE --name NAME`` converts a published file once into the
+cache (:data:`TASK_SETS`, declared in the entry-point group ``colbench.task_sets``), so that
+``--tasks NAME`` loads it by name.
+
 A task's ``prompt`` is the page's short vague description; ``privileged["ground_truth"]`` is
 the target HTML (and, for generated pages, ``privileged["page"]`` the page model).
 """
@@ -184,3 +188,31 @@ def load_frontend_tasks(split: str = "test", source: str | os.PathLike[str] | No
 def clear_memory_cache() -> None:
     with _lock:
         _loaded.clear()
+
+
+# -- what `colbench data` asks of the frontend ----------------------------------------------------
+
+class FrontendTaskSets:
+    """The frontend's :class:`colbench.cli.data_cmd.TaskSetSource`, declared in the entry-point
+    group ``colbench.task_sets`` as ``frontend``: ``colbench data import frontend`` converts a
+    published file into a named set in :func:`cache_dir`, and ``colbench data build frontend``
+    generates the built-in sets, without the core importing this suite."""
+
+    env_id = "colbench/Frontend-v0"
+
+    def import_file(self, source: Path, out: Path, *, split: str | None, name: str) -> TaskSet:
+        """Convert the published JSONL ``source`` (``problem_description``, ``ground_truth``
+        rows) into the task file ``out``, named ``name``; a file already in colbench's own
+        format is refused, since it needs no import (pass it to ``--tasks`` as it is)."""
+        if detect_format(source) != "official":
+            raise ConfigError(f"{source}: already a colbench task file, not the published "
+                              "frontend format; use it with --tasks as it is")
+        task_set = TaskSet(name, read_official(source, split=split))
+        save_private(task_set, Path(out))
+        return task_set
+
+    def build(self, split: str) -> TaskSet:
+        return builtin_task_set(split)
+
+
+TASK_SETS = FrontendTaskSets()
