@@ -106,6 +106,8 @@ class _Host:
         self.slots = slots
         self.alive = True
         self.where: dict[str, Any] = {}
+        #: Ready once the actor has started (it answers where it runs).
+        self.ready = handle.where.remote()
 
     @property
     def actor_id(self) -> str:
@@ -261,21 +263,39 @@ class RayEnvExecutor(EnvExecutor):
         return host
 
     def _wait_ready(self, ray: Any, hosts: list[_Host]) -> None:
-        refs = {host.handle.where.remote(): host for host in hosts}
+        refs = {host.ready: host for host in hosts}
         ready, pending = ray.wait(list(refs), num_returns=len(refs),
                                   timeout=self.ready_timeout_s)
-        for ref in ready:
-            try:
+        try:
+            for ref in ready:
                 refs[ref].where = ray.get(ref)
-            except Exception as exc:
-                raise ConfigError(f"ray executor: an env actor failed to start: {exc}") from exc
+        except Exception as exc:
+            self._retire(hosts)
+            raise ConfigError(f"ray executor: an env actor failed to start: {exc}") from exc
         if pending:
+            self._retire(hosts)
             resources = ray.cluster_resources()
             raise ConfigError(
                 f"ray executor: {len(pending)} of {len(hosts)} env actors did not start within "
                 f"{self.ready_timeout_s:g} s; each asks for {self.actor_cpus:g} CPU(s) and the "
                 f"cluster has {resources.get('CPU', 0):g}. Lower --concurrency, raise "
                 "envs_per_actor or lower actor_cpus (--executor-arg KEY=VALUE), or add nodes")
+
+    def _retire(self, hosts: list[_Host]) -> None:
+        """Stop ``hosts`` (actors that never started, or that failed to)."""
+        ray = require_ray()
+        with self._lock:
+            for host in hosts:
+                host.alive = False
+                for key, group in self._hosts.items():
+                    if host in group:
+                        group.remove(host)
+                        self._idle[key] = deque(e for e in self._idle[key] if e.host is not host)
+        for host in hosts:
+            try:
+                ray.kill(host.handle)
+            except Exception:  # already gone
+                pass
 
     async def take(self, context: EpisodeContext) -> RemoteEnv:
         with self._lock:
@@ -369,8 +389,10 @@ class RayEnvExecutor(EnvExecutor):
         with self._lock:
             hosts = [h for group in self._hosts.values() for h in group if h.alive]
             self._hosts, self._idle, self._current = {}, {}, None
-        if ray is not None and ray.is_initialized():
-            closing = [h.handle.close.remote() for h in hosts]
+        if ray is not None and ray.is_initialized() and hosts:
+            # Close the envs (browsers, JVMs) of the actors that started, then stop them all.
+            started, _ = ray.wait([h.ready for h in hosts], num_returns=len(hosts), timeout=0)
+            closing = [h.handle.close.remote() for h in hosts if h.ready in started]
             if closing:
                 ray.wait(closing, num_returns=len(closing), timeout=30)
             for host in hosts:

@@ -1,0 +1,110 @@
+"""The runner's executor seam: where the envs live is the executor's, the rest the runner's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from colbench.errors import ConfigError
+from colbench.models.base import EpisodeContext
+from colbench.rundir import read_episodes
+from colbench.runner import (
+    EvalConfig,
+    LocalEnvExecutor,
+    Runner,
+    WorkerLost,
+    evaluate,
+    resolve_executor,
+)
+
+
+class LosingExecutor(LocalEnvExecutor):
+    """Local envs whose host is "lost" at the first step of the first ``losses`` attempts of
+    every episode (a Ray actor killed mid-episode, without Ray)."""
+
+    name = "losing"
+    max_worker_losses = 2
+
+    def __init__(self, losses: int = 1) -> None:
+        super().__init__()
+        self.losses = losses
+        self.lost: dict[str, int] = {}
+        self.discarded = 0
+
+    async def take(self, context: EpisodeContext) -> Any:
+        env = await super().take(context)
+        env.unwrapped.episode_key = context.task_id
+        return env
+
+    async def call(self, env: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+        key = env.unwrapped.episode_key
+        if method == "step" and self.lost.get(key, 0) < self.losses:
+            self.lost[key] = self.lost.get(key, 0) + 1
+            raise WorkerLost(f"lost the worker of {key}")
+        return await super().call(env, method, *args, **kwargs)
+
+    def discard(self, env: Any) -> None:
+        self.discarded += 1
+        super().discard(env)
+
+
+def run_with(executor: LocalEnvExecutor, out, env_id: str, **kwargs: Any):
+    import asyncio
+
+    config = EvalConfig(env=env_id, model="scripted:oracle", out=out, num_tasks=3,
+                        progress=False, **kwargs)
+    runner = Runner(config, executor=executor)
+    try:
+        return asyncio.run(runner.run())
+    finally:
+        runner.close()
+
+
+def test_a_lost_worker_replays_the_episode_without_using_up_an_env_retry(tmp_path,
+                                                                           guess_env_id):
+    executor = LosingExecutor(losses=2)
+    summary = run_with(executor, tmp_path / "run", guess_env_id, max_env_retries=0)
+    assert summary.counts.ok == 3 and summary.metrics["success_rate"].mean == 1.0
+    assert [r.attempts for r in read_episodes(tmp_path / "run")] == [3, 3, 3]
+    assert executor.discarded == 6, "a lost env is never lent again"
+
+
+def test_an_episode_that_keeps_losing_its_worker_is_the_environments_failure(tmp_path,
+                                                                               guess_env_id):
+    executor = LosingExecutor(losses=10)
+    summary = run_with(executor, tmp_path / "run", guess_env_id, max_env_retries=1,
+                       max_consecutive_failures=0)
+    assert summary.counts.env_errors == 3 and summary.counts.ok == 0
+    for record in read_episodes(tmp_path / "run"):
+        # max_worker_losses (2) replays, then max_env_retries (1) more attempts.
+        assert record.status == "error" and record.failure == "env" and record.attempts == 4
+        assert "WorkerLost" in record.error and "lost the worker of" in record.error
+
+
+def test_a_runner_closes_the_executor_it_built_and_not_one_it_was_given(tmp_path,
+                                                                          guess_env_id):
+    given = LosingExecutor(losses=0)
+    run_with(given, tmp_path / "a", guess_env_id)
+    assert given._threads is None  # the run ended: its envs closed...
+    run_with(given, tmp_path / "b", guess_env_id)  # ...and the executor serves another run
+    assert len(read_episodes(tmp_path / "b")) == 3
+
+
+def test_executor_by_module_path_and_the_same_records_as_the_default(tmp_path, guess_env_id):
+    evaluate(EvalConfig(env=guess_env_id, model="scripted:oracle", out=tmp_path / "default",
+                        num_tasks=3, progress=False))
+    evaluate(EvalConfig(env=guess_env_id, model="scripted:oracle", out=tmp_path / "named",
+                        num_tasks=3, progress=False,
+                        executor="colbench.runner.executor:LocalEnvExecutor"))
+
+    def strip(out):
+        return sorted((r.key, [t.action for t in r.turns], r.metrics)
+                      for r in read_episodes(out))
+
+    assert strip(tmp_path / "named") == strip(tmp_path / "default")
+
+
+def test_an_object_that_is_not_an_env_executor_is_refused_by_name():
+    with pytest.raises(ConfigError, match="'colbench.errors:ConfigError'.*does not place"):
+        resolve_executor("colbench.errors:ConfigError")
