@@ -128,6 +128,8 @@ class RemoteEnv:
         self.slot = slot
         #: The episode the env is lent to (set by :meth:`RayEnvExecutor.take`).
         self.context: EpisodeContext | None = None
+        #: Whether the slot holds a made env (false until made, and after a discard).
+        self.made = False
 
     @property
     def unwrapped(self) -> RemoteEnv:
@@ -307,6 +309,16 @@ class RayEnvExecutor(EnvExecutor):
                 self._add_host(key)
             env = idle.pop()
         env.context = context
+        if not env.made:
+            # Made before the episode, as the local pool makes a new env: a failure here is
+            # the env's failure to start ("make"), not one of its reset.
+            try:
+                await env.host.handle.make.remote(env.slot)
+            except Exception as exc:
+                failure = self.failure(env, "make", exc)
+                self.discard(env)  # the slot stays lendable (cold) while its actor lives
+                raise failure from failure.__cause__
+            env.made = True
         return env
 
     def give(self, env: RemoteEnv) -> None:
@@ -321,6 +333,7 @@ class RayEnvExecutor(EnvExecutor):
             if not env.host.alive:
                 return
             env.host.handle.drop.remote(env.slot)
+            env.made = False
             # The slot's env is gone; it comes back cold, so it is lent last.
             self._idle[self._key_of(env)].appendleft(env)
 

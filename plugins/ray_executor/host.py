@@ -57,6 +57,11 @@ class EnvHost:
                 self._envs[slot] = env
         return env
 
+    def make(self, slot: int) -> None:
+        """Make the slot's env if it has none, so that a failure to start is reported as
+        such (the runner's ``make``), before the episode's reset."""
+        self._env(slot)
+
     def call(self, slot: int, method: str, args: Sequence[Any] = (),
              kwargs: dict[str, Any] | None = None) -> Any:
         """``method(*args, **kwargs)`` on the slot's env (``reset``, ``step``), or on its

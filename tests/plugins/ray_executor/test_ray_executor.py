@@ -190,3 +190,32 @@ def test_a_cluster_too_small_for_the_actors_is_refused_with_its_resources(tmp_pa
         Runner(config(tmp_path / "r", guess_env_id, concurrency=2), executor=executor)
     executor.close()
     assert threading.active_count() < 200
+
+
+def test_an_env_that_cannot_start_in_its_actor_fails_in_make_as_locally(tmp_path,
+                                                                        guess_env_id):
+    marker = tmp_path / "broken"
+    executor = RayEnvExecutor(**RAY_OPTIONS)
+    runner = Runner(config(tmp_path / "run", guess_env_id, model="scripted:oracle",
+                           trials=1, max_env_retries=1, max_consecutive_failures=0,
+                           env_kwargs={"broken_marker": str(marker)}), executor=executor)
+    marker.touch()  # the driver's env was made; none in the actors can be
+    try:
+        summary = asyncio.run(_run(runner))
+    finally:
+        runner.close()
+    records = read_episodes(tmp_path / "run")
+    assert summary.counts.env_errors == len(records) == 6
+    assert all(r.attempts == 2 and r.error.startswith("environment failed in make: "
+                                                      "EnvironmentFailure: test env: cannot "
+                                                      "start") for r in records)
+    marker.unlink()
+    assert sum(h.slots for h in executor.hosts()) == 4, "failed makes leak no slot"
+    runner = Runner(config(tmp_path / "again", guess_env_id, model="scripted:oracle",
+                           trials=1, env_kwargs={"broken_marker": str(marker)}),
+                    executor=executor)
+    try:
+        assert asyncio.run(_run(runner)).counts.ok == 6
+    finally:
+        runner.close()
+        executor.close()
