@@ -10,7 +10,7 @@ Each plugin is a sub-package of this folder (``plugins/<name>/``, imported as
 ``pyproject.toml``, as a third-party package would::
 
     [project.entry-points."colbench.executors"]
-    ray = "colbench.plugins.ray:RayExecutor"
+    ray = "colbench.plugins.ray_executor:RayEnvExecutor"
 
 The core finds executors only through ``colbench.registry.executors`` (``colbench list
 executors`` shows them); like every part, a plugin imports the core and nothing else: no env,
@@ -18,7 +18,9 @@ no trainer, not the leaderboard (``tests/test_architecture.py`` enforces it). A 
 optional extra is missing raises :class:`colbench.errors.MissingExtraError` naming the extra.
 
 Installed: ``dynamic_tp`` (``dynamic-tp``), the GPU executor that picks the tensor-parallel
-degree per rollout stage from a measured profile (docs/dynamic_tp.md).
+degree per rollout stage from a measured profile (docs/dynamic_tp.md); ``ray_executor``
+(``ray``), the episodes' envs in Ray actors (docs/ray.md). An executor that places envs
+subclasses :class:`colbench.runner.EnvExecutor`, the runner's seam.
 """
 
 __all__: list[str] = []
