@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import sys
 import threading
 import warnings
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Generic, TypeVar
 
-from colbench.errors import ConfigError
+from colbench.errors import ConfigError, MissingExtraError
 
 T = TypeVar("T")
 
@@ -125,13 +126,23 @@ class Registry(Generic[T]):
         """Forget the cached entry-point list (after installing a plugin at run time)."""
         self._entry_points = None
 
-    def _load_entry_point(self, name: str) -> Entry[T] | None:
+    def _load_entry_point(self, name: str, *, raise_missing_extra: bool = False
+                          ) -> Entry[T] | None:
+        """The entry point ``name``, loaded; None (with a warning) when it fails. With
+        ``raise_missing_extra``, a part whose optional extra is missing raises its
+        :class:`MissingExtraError` instead, so that the one asking gets its install line."""
         ep = self._eps().get(name)
         if ep is None:
             return None
         source = entry_point_source(ep)
         try:
             obj = ep.load()
+        except MissingExtraError:
+            if raise_missing_extra:
+                raise
+            warnings.warn(f"colbench: {self.kind} plugin {name!r} ({ep.value}) is not "
+                          f"installed: {sys.exc_info()[1]}", stacklevel=3)
+            return None
         except Exception as exc:  # a broken plugin must not take the others down
             warnings.warn(f"colbench: {self.kind} plugin {name!r} ({ep.value}) failed to "
                           f"load: {type(exc).__name__}: {exc}", stacklevel=3)
@@ -149,7 +160,7 @@ class Registry(Generic[T]):
             entry = self._entries.get(name)
         if entry is not None:
             return entry
-        entry = self._load_entry_point(name)
+        entry = self._load_entry_point(name, raise_missing_extra=True)
         if entry is not None:
             return entry
         if ":" in name:

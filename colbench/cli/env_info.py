@@ -21,7 +21,7 @@ from importlib import metadata
 from typing import Any
 
 from colbench import registry
-from colbench.errors import ColbenchError, ConfigError
+from colbench.errors import ColbenchError, ConfigError, MissingExtraError
 
 #: ``__init__`` parameters that have flags of their own (``--split``, ``--tasks``), or that
 #: no user sets from the command line.
@@ -90,6 +90,26 @@ def missing_distributions(extra: str) -> list[str]:
         except metadata.PackageNotFoundError:
             missing.append(name)
     return missing
+
+
+def _normalised(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+#: Import names that differ from their distribution's name, among colbench's extras.
+_IMPORT_TO_DISTRIBUTION = {"pil": "pillow", "psycopg": "psycopg", "yaml": "pyyaml"}
+
+
+def extra_for_module(module: str) -> str | None:
+    """The colbench extra whose distributions provide the top-level ``module`` (the first
+    such extra in declaration order, leaving out ``all``-style extras that only name others),
+    or None when no extra does."""
+    top = _normalised(module.split(".")[0])
+    wanted = _IMPORT_TO_DISTRIBUTION.get(top, top)
+    for extra, names in _extra_requirements().items():
+        if any(_normalised(name) == wanted for name in names):
+            return extra
+    return None
 
 
 def extra_of(entry_point: str) -> str | None:
@@ -187,7 +207,17 @@ def scripted_agent_names(env: Any) -> list[str]:
 
 def env_info(env_id: str, *, counts: bool = True) -> EnvInfo:
     """Everything the discovery commands show about ``env_id``."""
-    entry = registry.envs.get_entry(env_id)
+    try:
+        entry = registry.envs.get_entry(env_id)
+    except MissingExtraError as exc:  # its module says which extra it needs
+        declared = {ep.name: ep for ep in metadata.entry_points(group="colbench.envs")}
+        ep = declared.get(env_id)
+        return EnvInfo(env_id=env_id, source=registry.entry_point_source(ep) if ep else "?",
+                       entry_point=ep.value if ep else "?", extra=exc.extra, installed=False,
+                       problem=f"not installed: pip install 'colbench[{exc.extra}]'")
+    except ConfigError as exc:  # a broken plugin: shown, with why, beside the others
+        return EnvInfo(env_id=env_id, source="BROKEN", entry_point="?", installed=False,
+                       problem=str(exc).split(" (known: ")[0])
     entry_point = entry_point_of(env_id)
     info = EnvInfo(env_id=env_id, source=entry.source, entry_point=entry_point,
                    extra=extra_of(entry_point))

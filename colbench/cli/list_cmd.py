@@ -96,8 +96,9 @@ def run(args: argparse.Namespace) -> int:
         if rich_envs:
             from colbench.cli.env_info import env_info
 
-            infos = [env_info(name, counts=not args.no_counts) for name, source in rows
-                     if not source.startswith("BROKEN")]
+            # Every id, an uninstalled one too: its block says what to install.
+            infos = [env_info(name, counts=not args.no_counts) for name, _source in rows]
+            caught = [message for message in caught if "is not installed" not in message]
         if args.json:
             as_json[kind] = ([info.to_json() for info in infos] if rich_envs
                              else [{"name": name, "source": source} for name, source in rows])
@@ -106,9 +107,6 @@ def run(args: argparse.Namespace) -> int:
         if rich_envs:
             for info in infos:
                 print(format_env(info))
-            for name, source in rows:
-                if source.startswith("BROKEN"):
-                    print(f"  {name}  {source}")
         else:
             width = max((len(name) for name, _ in rows), default=0)
             for name, source in rows:

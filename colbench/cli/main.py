@@ -110,6 +110,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     except BrokenPipeError:
         return _quiet_broken_pipe()
+    except ModuleNotFoundError as exc:
+        # A part imported an optional dependency without saying which extra brings it.
+        from colbench.cli.env_info import extra_for_module
+
+        extra = extra_for_module(exc.name or "")
+        if extra is None:
+            raise
+        print(f"colbench {args.command}: error: this needs the optional dependencies of "
+              f"colbench[{extra}] (could not import {exc.name!r}); install them with: "
+              f"pip install 'colbench[{extra}]'", file=sys.stderr)
+        return 2
     except ColbenchError as exc:
         # Errors may quote what they refused: an answer, a record, a file's content.
         print(f"colbench {args.command}: error: {safe_text(exc)}", file=sys.stderr)

@@ -51,7 +51,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from colbench.errors import ConfigError, ModelFailure
+from colbench.errors import ConfigError, MissingExtraError, ModelFailure
 from colbench.models.base import BaseChatModel, EpisodeContext, SamplingParams
 from colbench.records import EpisodeRecord, Summary, TaskSetRef, TurnRecord
 from colbench.rundir import (
@@ -287,6 +287,11 @@ class Runner:
     async def _env_call(self, env: Any, method: str, *args: Any, **kwargs: Any) -> Any:
         try:
             return await self.executor.call(env, method, *args, **kwargs)
+        except MissingExtraError:
+            # Not this episode's failure: the install lacks a part (an env that imports its
+            # simulator at its first reset). Every episode would fail alike, so the run ends
+            # with the one-line install message.
+            raise
         except Exception as exc:
             raise _EnvCallFailed(method, exc) from exc
 

@@ -11,7 +11,9 @@ Two scorers, registered in ``colbench.registry.scorers`` and chosen with ``--sco
     :meth:`Scorer.score` calls from several episodes are gathered into one batch. When the
     weights cannot be loaded the scorer raises ConfigError saying how to provide them (a local
     folder, or a hub cache with ``HF_HUB_OFFLINE=1``) or to pick ``--scorer perceptual``; it
-    never falls back silently. No weights can be downloaded on colbench's own machines: its
+    never falls back silently. Weights not in the local cache are downloaded only after one
+    quick request finds the hub reachable, so a machine without hub access gets that message
+    at once rather than after a minute and a half of retries. No weights can be downloaded on colbench's own machines: its
     tests use a tiny random CLIP built in the test.
 
 ``perceptual``
@@ -213,6 +215,25 @@ def clip_load_help(source: str, reason: str) -> str:
         "weights: `--scorer perceptual`.")
 
 
+#: How long the hub check before a download waits for the hub to answer, in seconds.
+HUB_CHECK_TIMEOUT_S = 5.0
+
+
+def hub_unreachable_reason(timeout: float = HUB_CHECK_TIMEOUT_S) -> str | None:
+    """Why the Hugging Face hub (``HF_ENDPOINT``, else huggingface.co) cannot be reached from
+    here, or None when it answers. One request with a short timeout, honouring proxy
+    settings: without it a download on a machine without hub access retries for a minute and
+    a half, printing every retry, before it fails."""
+    import httpx
+
+    endpoint = os.environ.get("HF_ENDPOINT", "").rstrip("/") or "https://huggingface.co"
+    try:
+        httpx.head(endpoint, timeout=timeout, follow_redirects=False)
+    except httpx.HTTPError as exc:  # no route, refused, DNS, timeout, TLS: any answer is fine
+        return f"no access to the Hugging Face hub at {endpoint}: {type(exc).__name__}: {exc}"
+    return None
+
+
 class ClipScorer(Scorer):
     """``clip``: cosine similarity of CLIP image embeddings (see the module docstring)."""
 
@@ -244,6 +265,10 @@ class ClipScorer(Scorer):
         attempts = [True] if (local or offline) else [True, False]
         last: Exception | None = None
         for local_only in attempts:
+            if not local_only:  # a download: fail at once, with the help, if there is no hub
+                unreachable = hub_unreachable_reason()
+                if unreachable is not None:
+                    raise ConfigError(clip_load_help(self.source, unreachable[:300])) from last
             try:
                 self.model = CLIPModel.from_pretrained(location, local_files_only=local_only)
                 self.processor = CLIPImageProcessor.from_pretrained(

@@ -17,6 +17,8 @@ from colbench.cli.main import CORE_COMMANDS, main
 #: Every command of an installed colbench and its line in ``colbench --help``.
 HELP_LINES = {
     "list": "list registered components and their origin",
+    "describe": "show an env's spec",
+    "tasks": "list an env's task ids",
     "evaluate": "evaluate a model on an env",
     "play": "play the agent yourself in the terminal",
     "show": "print episode transcripts of a run",
