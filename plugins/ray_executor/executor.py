@@ -39,7 +39,7 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from colbench.errors import ConfigError, MissingExtraError
 from colbench.models.base import BaseChatModel, EpisodeContext
@@ -66,6 +66,14 @@ def require_ray() -> Any:
     except ImportError as exc:
         raise MissingExtraError("the ray executor", "ray", "ray") from exc
     return ray
+
+
+def kill_quietly(ray: Any, handle: Any) -> None:
+    """Stop an actor; one already gone is fine."""
+    try:
+        ray.kill(handle)
+    except Exception:
+        pass
 
 
 class RemoteTraceback(Exception):
@@ -159,8 +167,7 @@ class RemoteScriptedAgent:
         try:
             return ray.get(ref)
         except Exception as exc:
-            failure = executor.failure(self.env, "act", exc)
-            raise failure from failure.__cause__
+            executor.reraise(self.env, "act", exc)
 
 
 class RayEnvExecutor(EnvExecutor):
@@ -283,6 +290,10 @@ class RayEnvExecutor(EnvExecutor):
                 f"cluster has {resources.get('CPU', 0):g}. Lower --concurrency, raise "
                 "envs_per_actor or lower actor_cpus (--executor-arg KEY=VALUE), or add nodes")
 
+    def _unlend(self, key: str, host: _Host) -> None:
+        """Never lend ``host``'s idle slots again (the lock is held)."""
+        self._idle[key] = deque(e for e in self._idle[key] if e.host is not host)
+
     def _retire(self, hosts: list[_Host]) -> None:
         """Stop ``hosts`` (actors that never started, or that failed to)."""
         ray = require_ray()
@@ -292,12 +303,9 @@ class RayEnvExecutor(EnvExecutor):
                 for key, group in self._hosts.items():
                     if host in group:
                         group.remove(host)
-                        self._idle[key] = deque(e for e in self._idle[key] if e.host is not host)
+                        self._unlend(key, host)
         for host in hosts:
-            try:
-                ray.kill(host.handle)
-            except Exception:  # already gone
-                pass
+            kill_quietly(ray, host.handle)
 
     async def take(self, context: EpisodeContext) -> RemoteEnv:
         with self._lock:
@@ -348,8 +356,7 @@ class RayEnvExecutor(EnvExecutor):
         try:
             return await ref
         except Exception as exc:
-            failure = self.failure(env, method, exc)
-            raise failure from failure.__cause__
+            self.reraise(env, method, exc)
 
     def call_blocking(self, env: RemoteEnv, method: str, *args: Any, **kwargs: Any) -> Any:
         """:meth:`call` from a thread (a model reading the env while it answers)."""
@@ -357,8 +364,7 @@ class RayEnvExecutor(EnvExecutor):
         try:
             return ray.get(env.host.handle.call.remote(env.slot, method, args, kwargs))
         except Exception as exc:
-            failure = self.failure(env, method, exc)
-            raise failure from failure.__cause__
+            self.reraise(env, method, exc)
 
     # -- faults ---------------------------------------------------------------------------------
     def failure(self, env: RemoteEnv, what: str, exc: BaseException) -> BaseException:
@@ -368,6 +374,11 @@ class RayEnvExecutor(EnvExecutor):
             self._worker_lost(env, what, translated)
         return translated
 
+    def reraise(self, env: RemoteEnv, what: str, exc: BaseException) -> NoReturn:
+        """Raise :meth:`failure` of ``exc``, with the actor's traceback as its cause."""
+        failure = self.failure(env, what, exc)
+        raise failure from failure.__cause__
+
     def _worker_lost(self, env: RemoteEnv, what: str, exc: WorkerLost) -> None:
         host = env.host
         with self._lock:
@@ -375,7 +386,7 @@ class RayEnvExecutor(EnvExecutor):
             replaced = host.alive
             if host.alive:
                 host.alive = False
-                self._idle[key] = deque(e for e in self._idle[key] if e.host is not host)
+                self._unlend(key, host)
                 self._add_host(key)  # Ray places it; no need to wait for it
             context = env.context
             note = {"time": time.time(), "event": "worker_lost",
@@ -409,10 +420,7 @@ class RayEnvExecutor(EnvExecutor):
             if closing:
                 ray.wait(closing, num_returns=len(closing), timeout=30)
             for host in hosts:
-                try:
-                    ray.kill(host.handle)
-                except Exception:  # already gone
-                    pass
+                kill_quietly(ray, host.handle)
         if self._owns_ray and ray is not None:
             ray.shutdown()
             self._owns_ray = False

@@ -77,7 +77,7 @@ class RayModelReplicas(BaseChatModel):
                                                                     params))
 
     def close(self) -> None:
-        from colbench.plugins.ray_executor.executor import require_ray
+        from colbench.plugins.ray_executor.executor import kill_quietly, require_ray
 
         ray = require_ray()
         if not ray.is_initialized():
@@ -85,8 +85,5 @@ class RayModelReplicas(BaseChatModel):
         closing = [actor.close.remote() for actor in self.actors]
         ray.wait(closing, num_returns=len(closing), timeout=30)
         for actor in self.actors:
-            try:
-                ray.kill(actor)
-            except Exception:  # already gone
-                pass
+            kill_quietly(ray, actor)
         self.actors = []
