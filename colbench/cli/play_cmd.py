@@ -1,9 +1,13 @@
 """``colbench play ENV_ID``: a person plays the agent in the terminal.
 
-The person reads the system prompt and each observation and types the agent's messages (a
-line holding only ``.`` ends a message, so messages may span lines, as code does). The env
-answers as it would answer a model, and the final metrics are printed at the end. Input that
-ends early (end of file, Ctrl-D) or Ctrl-C stops the episode without a score.
+The person reads the system prompt and each observation and types the agent's messages. How
+a message ends depends on the env: one whose actions are one line (a gym's ``go to kitchen``)
+says so with the class attribute :data:`ONE_LINE_ATTRIBUTE` set true, and there Enter sends
+the line (a line holding only ``<<`` starts a multi-line message instead); elsewhere (code,
+HTML) a line holding only ``.`` ends a message, so messages may span lines. ``--multiline``
+asks for the second way in any env. The env answers as it would answer a model, and the final
+metrics are printed at the end. Input that ends early (end of file, Ctrl-D) or Ctrl-C stops
+the episode without a score.
 
 What the env sends (a task's prompt, a simulated person's reply, a page's text) and what was
 typed or pasted is printed through :func:`colbench.terminal.safe_text`: escape sequences in it
@@ -15,18 +19,27 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
-from typing import Any
+from typing import Any, TextIO
 
 from colbench.terminal import safe_text
 
 INDENT = "    "
+
+#: The env class attribute that asks ``play`` to send each line on Enter (see above).
+ONE_LINE_ATTRIBUTE = "one_line_actions"
+#: Ends a multi-line message.
+END_LINE = "."
+#: In one-line mode, starts a multi-line message (ended by :data:`END_LINE`).
+MULTILINE_START = "<<"
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "play", help="play the agent yourself in the terminal",
         description="Play one episode of ENV_ID as the agent: read the env's messages and "
-                    "type yours; end each message with a line holding only '.'.")
+                    "type yours. In envs whose actions are one line (the gyms) Enter sends "
+                    "it; elsewhere (code, HTML) end each message with a line holding only "
+                    "'.'.")
     p.add_argument("env_id", metavar="ENV_ID", help="env id, e.g. colbench/Backend-v0")
     p.add_argument("--tasks", metavar="NAME_OR_FILE", help="task set name or JSONL file")
     p.add_argument("--split", default="test", help="task split (default: test)")
@@ -40,7 +53,40 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-turns", type=int, metavar="N", help="turn budget")
     p.add_argument("--env-arg", action="append", metavar="KEY=VALUE",
                    help="extra env option (repeatable)")
+    p.add_argument("--multiline", action="store_true",
+                   help="end every message with a line holding only '.', even in an env "
+                        "whose actions are one line")
     p.set_defaults(func=run)
+
+
+def read_message(stdin: TextIO, stdout: TextIO, *, one_line: bool) -> str:
+    """The next message typed: one line when ``one_line`` (unless it is
+    :data:`MULTILINE_START`, which starts a multi-line one), else lines up to one holding
+    only :data:`END_LINE`. Raises EOFError when input ends before anything was typed."""
+    if one_line:
+        stdout.write(f"\nyour action (Enter sends it; a line holding only "
+                     f"'{MULTILINE_START}' starts a multi-line message):\n> ")
+        stdout.flush()
+        line = stdin.readline()
+        if line == "":
+            raise EOFError("no more input")
+        if line.strip() != MULTILINE_START:
+            return line.rstrip("\n")
+        stdout.write(f"(multi-line: end it with a line holding only '{END_LINE}')\n")
+    else:
+        stdout.write(f"\nyour message (end with a line holding only '{END_LINE}'):\n> ")
+    stdout.flush()
+    lines: list[str] = []
+    while True:
+        line = stdin.readline()
+        if line == "":
+            if not lines and not one_line:
+                raise EOFError("no more input")
+            break
+        if line.rstrip("\n") == END_LINE:
+            break
+        lines.append(line.rstrip("\n"))
+    return "\n".join(lines)
 
 
 def _how_it_ended(terminated: bool, info: dict[str, Any], turn: int,
@@ -72,7 +118,6 @@ def run(args: argparse.Namespace) -> int:
     from colbench.cli.evaluate_cmd import env_kwargs_from_args
     from colbench.envs import make
     from colbench.errors import ConfigError
-    from colbench.models.scripted import HumanModel
 
     if args.max_turns is not None and args.max_turns < 1:
         raise ConfigError(f"--max-turns must be at least 1, got {args.max_turns}")
@@ -86,35 +131,31 @@ def run(args: argparse.Namespace) -> int:
         reset_options = {"task_id": args.task_id} if args.task_id else None
         observation, info = env.reset(seed=args.seed, options=reset_options)
         max_turns = info.get("max_turns")
+        one_line = bool(getattr(env.unwrapped, ONE_LINE_ATTRIBUTE, False)) \
+            and not args.multiline
+        how = ("Enter sends each action." if one_line
+               else f"End each message with a line holding only '{END_LINE}'.")
         print(safe_text(f"{args.env_id}: task {info.get('task_id')}, at most {max_turns} "
-                        "message(s) from you. End each message with a line holding only '.'.",
-                        multiline=False), file=stdout)
+                        f"message(s) from you. {how}", multiline=False), file=stdout)
         if info.get("system_prompt"):
             print(_block("system", info["system_prompt"]), file=stdout)
         print(_block("env", observation), file=stdout)
-        human = HumanModel(stdin=sys.stdin, stdout=stdout)
-        messages: list[dict[str, str]] = []
-        if info.get("system_prompt"):
-            messages.append({"role": "system", "content": info["system_prompt"]})
-        messages.append({"role": "user", "content": observation})
         turn = 0
         while True:
             try:
-                text = human.generate([messages])[0].text
+                text = read_message(sys.stdin, stdout, one_line=one_line)
             except EOFError:
                 print("\ninput ended before the episode did; nothing was scored.",
                       file=sys.stderr)
                 return 1
             if not text.strip():
-                print("(an empty message; type something, then a line holding only '.')",
-                      file=stdout)
+                print("(an empty message; type something" + ("" if one_line else
+                      f", then a line holding only '{END_LINE}'") + ")", file=stdout)
                 continue
             if not sys.stdin.isatty():  # piped input: show it, so the output reads as a dialogue
                 print(_block("you", text), file=stdout)
             turn += 1
             observation, reward, terminated, truncated, step_info = env.step(text)
-            messages += [{"role": "assistant", "content": text},
-                         {"role": "user", "content": observation}]
             print(_block(f"env, reward {reward:.4g}", observation), file=stdout)
             for image in step_info.get("images") or []:
                 print(safe_text(f"{INDENT}image: {image}", multiline=False), file=stdout)

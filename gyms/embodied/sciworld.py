@@ -210,6 +210,8 @@ class SciWorldEnv(TextEnv):
     env_id: ClassVar[str] = "colbench/SciWorld"
     version: ClassVar[str] = "0"
     default_max_turns: ClassVar[int] = 30
+    #: ``colbench play`` sends each typed line as an action on Enter (actions are one line).
+    one_line_actions: ClassVar[bool] = True
     max_text_length: ClassVar[int] = 100_000
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,

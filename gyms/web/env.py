@@ -129,6 +129,8 @@ class WebEnv(TextEnv):
     env_id: ClassVar[str] = "colbench/Web"
     version: ClassVar[str] = "0"
     default_max_turns: ClassVar[int] = 30
+    #: ``colbench play`` sends each typed line as an action on Enter (actions are one line).
+    one_line_actions: ClassVar[bool] = True
     max_text_length: ClassVar[int] = 100_000
     site_names: ClassVar[tuple[str, ...] | None] = None
     scripted_agents: ClassVar[dict[str, Any]] = {"oracle": WebOracle}
