@@ -37,10 +37,13 @@ GOLD_SAMPLE = 40
 #: and from run to run (waiting loops), with a long tail: a larger sample keeps finding longer
 #: ones (boil: 98 turns in the first 40 test tasks, 178 in a sample of every split). Each
 #: budget is the longest oracle episode measured for the type (the shipped gold paths and
-#: ``benchmarks/bench_oracles.py --envs sciworld --per-group 3 --max-turns 1000``: 3 tasks of
-#: every type in every split) times 2, rounded up to ten, and never below
-#: :data:`MIN_TURN_BUDGET`; ``bench_oracles.py --envs sciworld`` checks whole splits. A task
-#: type missing here gets :data:`DEFAULT_TURN_BUDGET`.
+#: ``benchmarks/bench_oracles.py --envs sciworld --max-turns 1000`` with ``--per-group 3``
+#: on every split and ``--per-group 8 --seed 1`` on train: 503 episodes) times 2, rounded up
+#: to ten, and never below :data:`MIN_TURN_BUDGET`; ``bench_oracles.py --envs sciworld``
+#: checks whole splits. The simulator is not deterministic from run to run (pollination,
+#: heating), so a gold path can also fail: 1 of those 503 episodes did
+#: (mendelian-genetics-known-plant/1, solved in 144 turns when played again). A task type
+#: missing here gets :data:`DEFAULT_TURN_BUDGET`.
 TURN_BUDGETS: dict[str, int] = {
     "boil": 360,
     "change-the-state-of-matter-of": 260,
@@ -52,12 +55,12 @@ TURN_BUDGETS: dict[str, int] = {
     "find-non-living-thing": 30,
     "find-plant": 30,
     "freeze": 280,
-    "grow-fruit": 180,
+    "grow-fruit": 200,
     "grow-plant": 150,
     "identify-life-stages-1": 90,
     "identify-life-stages-2": 40,
     "inclined-plane-determine-angle": 380,
-    "inclined-plane-friction-named-surfaces": 670,
+    "inclined-plane-friction-named-surfaces": 1480,
     "inclined-plane-friction-unnamed-surfaces": 410,
     "lifespan-longest-lived": 30,
     "lifespan-longest-lived-then-shortest-lived": 30,
