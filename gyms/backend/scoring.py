@@ -5,11 +5,18 @@ A test passes when the answer's value equals the reference's on that call and th
 value is not None (the published rule). The reference also runs in the sandbox, in its own
 job: the answer's process never holds the reference function. Reference values are cached per
 (code, calls).
+
+A failed test's reason names the call, the value that came back and the one expected, each
+cut to :data:`REASON_VALUE_CHARS` characters, on public splits. On a leaderboard's challenge
+split (tasks whose split is ``challenge-NAME``, as ``colbench leaderboard challenge mint``
+names them) the calls and values are the hidden part of the task, so its reasons say only
+"wrong value".
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from typing import Any
 
@@ -24,6 +31,32 @@ _INFRASTRUCTURE = ("timeout", "cpu time limit", "crashed", "killed", "not run",
                    # so the test is not held against the agent (nor silently dropped).
                    "value too large", "result too large")
 _cache_lock = threading.Lock()
+
+#: How much of a call and of each value a failure reason shows.
+REASON_VALUE_CHARS = 60
+#: Splits whose tests are secret: a leaderboard's challenge splits (``challenge-NAME``).
+_CHALLENGE_SPLIT = re.compile(r"^challenge[-:]")
+
+
+def is_challenge_task(task: Task) -> bool:
+    """Whether ``task`` belongs to a challenge split, whose test calls and values are hidden."""
+    return bool(_CHALLENGE_SPLIT.match(task.split))
+
+
+def _short(text: str, limit: int = REASON_VALUE_CHARS) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit - 1] + "…"
+
+
+def wrong_value_reason(index: int, call: str, got: Any, expected: Any, *,
+                       hidden: bool) -> str:
+    """The reason a test failed on a value: with the call, the value returned and the one
+    expected (each cut short) unless the test is ``hidden``."""
+    if hidden:
+        return f"test {index}: wrong value"
+    return (f"test {index}: {_short(call)} returned {_short(repr(got))}, expected "
+            f"{_short(repr(expected))}")
 
 
 def _cache_key(code: str, calls: list[str]) -> str:
@@ -80,7 +113,8 @@ def score_code(task: Task, code: str, sandbox: Any, *,
         elif values_equal(got.value, ref.value):
             passed += 1
         else:
-            failures.append(f"test {index}: wrong value")
+            failures.append(wrong_value_reason(index, calls[index], got.value, ref.value,
+                                               hidden=is_challenge_task(task)))
     total = len(calls)
     reason = verdict.message if verdict.status != "ok" else "; ".join(failures[:3])
     return {"score": passed / total if total else 0.0, "success": total > 0 and passed == total,
