@@ -20,27 +20,20 @@ def play(monkeypatch, capsys, env_id: str, typed: str, *args: str) -> tuple[int,
     return code, captured.out, captured.err
 
 
-def test_enter_sends_each_line_when_the_env_says_so(monkeypatch, capsys):
+@pytest.mark.parametrize("typed, shown", [
+    ("What is your number?\n", "[you]\n    What is your number?\n"),
+    # '<<' starts a multi-line message, ended by '.'.
+    ("<<\nHello.\nWhat is your number?\n.\n", "[you]\n    Hello.\n    What is your number?\n"),
+])
+def test_enter_sends_each_line_when_the_env_says_so(monkeypatch, capsys, typed, shown):
     monkeypatch.setattr(GuessEnv, "one_line_actions", True, raising=False)
     secret = secret_for("guess-test-003")
     code, out, err = play(monkeypatch, capsys, "colbench-test/Guess-v0",
-                          f"What is your number?\nANSWER: {secret}\n",
-                          "--task-id", "guess-test-003")
+                          f"{typed}ANSWER: {secret}\n", "--task-id", "guess-test-003")
     assert code == 0, err
     assert "Enter sends each action." in out
-    assert "[you]\n    What is your number?\n" in out
+    assert shown in out
     assert "episode over after 2 message(s): you answered." in out
-
-
-def test_a_multi_line_message_in_one_line_mode(monkeypatch, capsys):
-    monkeypatch.setattr(GuessEnv, "one_line_actions", True, raising=False)
-    secret = secret_for("guess-test-003")
-    code, out, _ = play(monkeypatch, capsys, "colbench-test/Guess-v0",
-                        f"<<\nHello.\nWhat is your number?\n.\nANSWER: {secret}\n",
-                        "--task-id", "guess-test-003")
-    assert code == 0
-    assert "[you]\n    Hello.\n    What is your number?\n" in out
-    assert "episode over after 2 message(s)" in out
 
 
 def test_multiline_flag_keeps_the_dot_form(monkeypatch, capsys):
