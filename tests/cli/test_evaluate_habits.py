@@ -178,3 +178,12 @@ def test_run_json_keeps_its_format_after_an_extension(tmp_path, guess_env_id, ca
     keys_before = set(json.loads((out / "run.json").read_text()))
     assert _evaluate(guess_env_id, out, "--limit", "3") == 0
     assert set(json.loads((out / "run.json").read_text())) == keys_before
+
+
+def test_collect_takes_limit_as_well():
+    from colbench.cli.main import build_parser
+
+    for flag in ("--limit", "--num-tasks"):
+        args = build_parser().parse_args(["collect", "colbench/Backend-v0", "--model",
+                                          "scripted:oracle", flag, "3"])
+        assert args.num_tasks == 3

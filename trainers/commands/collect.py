@@ -27,7 +27,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--k", type=int, default=4, metavar="K", help="episodes per task (default: 4)")
     p.add_argument("--split", default="train", help="task split (default: train)")
     p.add_argument("--tasks", metavar="NAME_OR_FILE", help="task set name or JSONL file")
-    p.add_argument("--num-tasks", type=int, metavar="N", help="collect on the first N tasks only")
+    p.add_argument("--limit", "--num-tasks", dest="num_tasks", type=int, metavar="N",
+                   help="collect on the first N tasks only")
     p.add_argument("--concurrency", type=int, default=8, metavar="C",
                    help="episodes in flight at once (default: 8)")
     p.add_argument("--seed", type=int, default=0, metavar="S",
