@@ -4,26 +4,17 @@ splits run in the benchmark script)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_oracles.py"
+from benchmark_scripts import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_oracles", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_oracles")
 
 
 def _unsolved(bench: ModuleType, name: str, split: str, **sample: int) -> list[str]:

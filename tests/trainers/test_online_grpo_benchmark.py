@@ -4,26 +4,17 @@ reward of the last steps is clearly above that of the first."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
+from benchmark_scripts import load_benchmark
 
 for _module in ("torch", "transformers", "trl", "peft", "datasets", "accelerate"):
     pytest.importorskip(_module, reason="the trainers need colbench[train]")
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_online_rl.py"
-
-
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_online_rl", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    module = load_benchmark("bench_online_rl")
     module.register()
     return module
 

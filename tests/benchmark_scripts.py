@@ -1,0 +1,22 @@
+"""Loading a script of ``benchmarks/`` as a module, for the tests that check a benchmark's
+pieces (the scripts are not a package: each runs as ``python benchmarks/NAME.py``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def load_benchmark(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` as the module ``name``, registered in ``sys.modules`` since
+    dataclasses look their module up by name."""
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
