@@ -6,6 +6,8 @@ import argparse
 import os
 import sys
 
+from colbench.terminal import safe_text
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -42,15 +44,16 @@ def run(args: argparse.Namespace) -> int:
                             metadata=args.metadata, wait=args.wait,
                             wait_timeout=args.wait_timeout, progress=not args.no_progress)
     except SubmitError as exc:
-        print(f"colbench submit: {exc}", file=sys.stderr)
+        # The server's words may quote what the run holds: never let them drive the terminal.
+        print(f"colbench submit: {safe_text(exc)}", file=sys.stderr)
         return 1
-    print(f"submission {result.id}")
-    print(f"page: {result.page}")
+    print(f"submission {safe_text(result.id, multiline=False)}")
+    print(f"page: {safe_text(result.page, multiline=False)}")
     if not args.wait:
         print("status: pending (the server verifies it in the background; pass --wait to "
               "wait for the verdict)")
         return 0
-    print(f"status: {result.status}")
+    print(f"status: {safe_text(result.status, multiline=False)}")
     for reason in result.errors:
-        print(f"  - {reason}")
+        print(f"  - {safe_text(reason)}")
     return 0 if result.status == "verified" else 1

@@ -162,3 +162,21 @@ def test_challenge_mint_list_and_fetch(colbench, live, db_url: str, tmp_path: Pa
     denied = colbench(["leaderboard", "challenge", "fetch", challenge_url, "--out", str(out),
                        "--token", "cbt_wrong"])
     assert denied.returncode == 2 and "HTTP 401" in denied.stderr
+
+
+def test_submit_never_lets_the_servers_words_drive_the_terminal(monkeypatch, capsys,
+                                                                 tmp_path: Path) -> None:
+    # The verdict's reasons quote what a run holds (task ids, metrics, answers' errors); a
+    # forged run must not clear the screen or set the clipboard of whoever submits it.
+    from colbench.cli.main import main
+    from colbench.leaderboard import client
+
+    hostile = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\x1b[32mPASSED\x1b[0m"
+    monkeypatch.setattr(client, "submit_run", lambda *a, **k: client.SubmitResult(
+        id="s1", page="http://x/s1", url="http://x", status="unverified",
+        errors=[f"task {hostile}: wrong"]))
+    assert main(["submit", str(tmp_path), "--server", "http://x", "--token", "t",
+                 "--wait", "--no-progress"]) == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "PASSED" in out and "wrong" in out
