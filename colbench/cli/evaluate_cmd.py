@@ -136,6 +136,16 @@ def executor_options_from_args(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
+def flag_used(args: argparse.Namespace, *names: str) -> str:
+    """Which of a flag's ``names`` (its aliases) the command line used, for an error that
+    names what was typed; the first name when none shows in ``args.cli_argv``."""
+    for word in reversed(getattr(args, "cli_argv", None) or []):
+        for name in names:
+            if word == name or word.startswith(name + "="):
+                return name
+    return names[0]
+
+
 def resume_command(args: argparse.Namespace, out: Path) -> str:
     """The command line that resumes this run: the one given (``main`` keeps it in
     ``args.cli_argv``) without ``--overwrite``, which would delete what is done, and with the
@@ -174,6 +184,9 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or default_out_dir(args.env_id, args.model, args.split)
     if not 0 <= args.max_error_rate <= 1:
         raise ConfigError(f"--max-error-rate must be between 0 and 1, got {args.max_error_rate}")
+    if args.num_tasks is not None and args.num_tasks < 1:
+        raise ConfigError(f"{flag_used(args, '--limit', '--num-tasks')} must be at least 1, "
+                          f"got {args.num_tasks}")
     if args.resume and args.overwrite:
         raise ConfigError("--resume goes on with the run in DIR and --overwrite deletes it: "
                           "pass one of them")

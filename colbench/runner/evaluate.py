@@ -126,7 +126,7 @@ class EvalConfig:
                 raise ConfigError(f"--{name.replace('_', '-')} must be at least 1, "
                                   f"got {getattr(self, name)}")
         if self.num_tasks is not None and self.num_tasks < 1:
-            raise ConfigError(f"--limit must be at least 1, got {self.num_tasks}")
+            raise ConfigError(f"--num-tasks must be at least 1, got {self.num_tasks}")
         if self.max_env_retries < 0:
             raise ConfigError("max_env_retries cannot be negative")
         if self.max_consecutive_failures < 0:

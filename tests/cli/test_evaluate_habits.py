@@ -187,3 +187,11 @@ def test_collect_takes_limit_as_well():
         args = build_parser().parse_args(["collect", "colbench/Backend-v0", "--model",
                                           "scripted:oracle", flag, "3"])
         assert args.num_tasks == 3
+
+
+@pytest.mark.parametrize("flag", ["--limit", "--num-tasks", "--limit=0"])
+def test_a_bad_limit_names_the_flag_typed(tmp_path, guess_env_id, capsys, flag):
+    words = [flag] if "=" in flag else [flag, "0"]
+    assert main(["evaluate", guess_env_id, "--model", "scripted:asker", "--out",
+                 str(tmp_path / "run"), *words]) == 2
+    assert f"{flag.split('=')[0]} must be at least 1, got 0" in capsys.readouterr().err

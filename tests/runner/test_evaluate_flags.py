@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import sys
+
 import pytest
 
 from colbench.cli.main import main
@@ -61,11 +64,20 @@ def test_evaluate_prints_the_results_table(tmp_path, guess_env_id, capsys):
     assert "success % [95% CI]" in out and "100.0" in out and "scripted:oracle" in out
 
 
-def test_progress_bar_shows_episodes_success_and_rate(tmp_path, guess_env_id, capsys):
+class _Terminal(io.StringIO):
+    """A stderr that says it is a terminal: the bar is drawn only on one."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_shows_episodes_success_and_rate(tmp_path, guess_env_id, monkeypatch):
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
     code = main(["evaluate", guess_env_id, "--model", "scripted:no-ask", "--num-tasks", "5",
                  "--out", str(tmp_path / "run")])
     assert code == 0
-    bar = capsys.readouterr().err.replace("\r", "\n").splitlines()[-1]
+    bar = terminal.getvalue().replace("\r", "\n").splitlines()[-1]
     assert "5/5" in bar and "ep/s" in bar
     successes = sum(1 for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()
                     if '"success":true' in line)
