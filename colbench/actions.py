@@ -77,3 +77,27 @@ def extract_command(message: str, *, lower: bool = False) -> str:
     """The one-line command in an agent's message: :func:`find_action`, then
     :func:`clean_command`. ``""`` when the message holds no action."""
     return clean_command(find_action(message), lower=lower)
+
+
+#: The refusal AgentGym's TextCraft and BabyAI clients send when a message holds more than
+#: one ``Action:`` label (the turn is spent and nothing is done).
+AGENTGYM_ONE_ACTION = ("Error: Only one 'Action' is allowed per response. Please adjust your "
+                       "response.")
+# AgentGym's clients: the label, case-sensitive, then any whitespace (newlines included, so
+# the action may sit on the next line), then the rest of that line.
+_AGENTGYM_LABEL = re.compile(r"Action:\s*(.*?)(?=\n|$)", re.DOTALL)
+_AGENTGYM_DROPPED = re.compile(r"[^A-Za-z0-9, ]+")
+
+
+def agentgym_command(message: str) -> str | None:
+    """The command an AgentGym TextCraft or BabyAI client would send for ``message``, or
+    None when it would send nothing and answer :data:`AGENTGYM_ONE_ACTION` (more than one
+    ``Action:`` label). Reproduced so that ``--protocol agentgym`` reads a message exactly
+    as the published numbers were read: the text after the only label (on its line or the
+    next non-blank one), every character but letters, digits, commas and spaces dropped,
+    whitespace collapsed; a message without the label is the empty command."""
+    found = _AGENTGYM_LABEL.findall(message)
+    if len(found) > 1:
+        return None
+    command = _AGENTGYM_DROPPED.sub("", found[0]) if found else ""
+    return " ".join(command.split())

@@ -29,6 +29,9 @@ from colbench.tasks import Task, TaskSet
 
 Message = dict[str, str]
 
+#: The protocol every env plays unless told otherwise: colbench's own tasks, texts and budgets.
+DEFAULT_PROTOCOL = "colbench"
+
 
 class AnyText(spaces.Text):
     """A ``Text`` space whose ``contains`` admits any string up to ``max_length`` characters.
@@ -91,6 +94,11 @@ class TextEnv(gym.Env[str, str], abc.ABC):
     max_text_length: ClassVar[int] = 100_000
     #: Scripted agents by name (``scripted:NAME``), each a ScriptedAgent subclass.
     scripted_agents: ClassVar[dict[str, Callable[[TextEnv], ScriptedAgent]]] = {}
+    #: The protocols this env plays (see :meth:`choose_protocol`); the first is its default,
+    #: colbench's own. A named one (``agentgym``) reproduces a seed's released env.
+    protocols: ClassVar[tuple[str, ...]] = (DEFAULT_PROTOCOL,)
+    #: The protocol this instance plays; recorded in every result (:meth:`describe`).
+    protocol: str = DEFAULT_PROTOCOL
 
     def __init__(self, tasks: TaskSet, *, max_turns: int | None = None,
                  render_mode: str | None = None) -> None:
@@ -193,6 +201,17 @@ class TextEnv(gym.Env[str, str], abc.ABC):
             raise RuntimeError("no task: call reset() first")
         return dict(self.task.privileged)
 
+    def choose_protocol(self, name: str | None) -> str:
+        """Set and return the protocol this instance plays (``None``: the default). A name
+        the env does not play is a ConfigError listing the ones it does, so that a run never
+        silently plays another protocol than the one asked for."""
+        chosen = self.protocols[0] if name is None else str(name)
+        if chosen not in self.protocols:
+            raise ConfigError(f"{type(self).__name__} has no protocol {chosen!r} "
+                              f"(it plays: {', '.join(self.protocols)})")
+        self.protocol = chosen
+        return chosen
+
     def scripted_agent(self, name: str) -> ScriptedAgent:
         factory = self.scripted_agents.get(name)
         if factory is None:
@@ -204,5 +223,5 @@ class TextEnv(gym.Env[str, str], abc.ABC):
     def describe(self) -> dict[str, Any]:
         """Facts about this env instance that results record (simulator, scorer...)."""
         return {"env_version": self.version, "task_set": self.tasks.name,
-                "task_set_hash": self.tasks.hash}
+                "task_set_hash": self.tasks.hash, "protocol": self.protocol}
 

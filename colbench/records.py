@@ -143,6 +143,10 @@ class Summary(BaseModel):
     simulator: str | None = None
     scorer: str | None = None
     scorer_weights_hash: str | None = None
+    #: The env's protocol (``colbench``, ``agentgym``...): results of different protocols
+    #: are never ranked together. Summaries written before protocols existed read as
+    #: ``colbench``, the only one there was.
+    protocol: str = "colbench"
     seed: int | None = None
     created_at: str | None = None
     seconds: float | None = None

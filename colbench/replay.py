@@ -44,11 +44,14 @@ class RunFacts:
     simulator: str | None = None
     scorer: str | None = None
     scorer_weights_hash: str | None = None
+    #: The env's protocol: a replay plays the episode under the rules it was played by.
+    protocol: str = "colbench"
 
     @classmethod
     def from_summary(cls, summary: Summary) -> RunFacts:
         return cls(env=summary.env, split=summary.split, simulator=summary.simulator,
-                   scorer=summary.scorer, scorer_weights_hash=summary.scorer_weights_hash)
+                   scorer=summary.scorer, scorer_weights_hash=summary.scorer_weights_hash,
+                   protocol=summary.protocol)
 
 
 @dataclass

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from colbench.actions import ACTION_FORMS, clean_command, extract_command, find_action
+from colbench.actions import (
+    ACTION_FORMS,
+    agentgym_command,
+    clean_command,
+    extract_command,
+    find_action,
+)
 
 
 @pytest.mark.parametrize(("message", "action"), [
@@ -76,3 +82,16 @@ def test_the_forms_are_named_for_refusals() -> None:
 def test_a_message_that_is_not_text_is_refused() -> None:
     with pytest.raises(TypeError, match="str"):
         find_action(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("message", "command"), [
+    ("Thought:\nfirst logs\n\nAction:\nget 1 oak log", "get 1 oak log"),
+    ("Action: craft 4 oak planks using 1 oak log.", "craft 4 oak planks using 1 oak log"),
+    ("Action:   go to  red-ball 1!\nmore text", "go to redball 1"),
+    ("Action:", ""),
+    ("no label at all", ""),
+    ("action: lower-case labels are not AgentGym's", ""),
+    ("Action: a\nThought: again\nAction: b", None),
+])
+def test_agentgym_command_reads_a_message_as_agentgyms_client(message, command) -> None:
+    assert agentgym_command(message) == command

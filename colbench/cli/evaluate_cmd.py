@@ -78,6 +78,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="scorer of envs that take one (frontend: clip, clip:PATH_OR_HUB_ID, "
                         "perceptual)")
     p.add_argument("--max-turns", type=int, metavar="N", help="turn budget per episode")
+    p.add_argument("--protocol", metavar="NAME",
+                   help="the env's protocol: its default is colbench's own; 'agentgym' "
+                        "reproduces AgentGym's env servers (TextCraft, BabyAI, SciWorld)")
+    p.add_argument("--system-prompt", type=Path, metavar="FILE",
+                   help="send this file's text as the system prompt in place of the env's")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--max-tokens", type=int, default=1024)
     p.add_argument("--env-arg", action="append", metavar="KEY=VALUE",
@@ -170,7 +175,20 @@ def env_kwargs_from_args(args: argparse.Namespace) -> dict[str, Any]:
         kwargs["max_turns"] = args.max_turns
     if getattr(args, "scorer", None):
         kwargs["scorer"] = args.scorer
+    if getattr(args, "protocol", None):
+        kwargs["protocol"] = args.protocol
     return kwargs
+
+
+def read_system_prompt(path: Path | None) -> str | None:
+    """The text of ``--system-prompt FILE`` (None without the flag); a missing or unreadable
+    file is a ConfigError naming it."""
+    if path is None:
+        return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--system-prompt {path}: cannot read it ({exc})") from exc
 
 
 def run(args: argparse.Namespace) -> int:
@@ -200,7 +218,8 @@ def run(args: argparse.Namespace) -> int:
         max_consecutive_failures=args.max_consecutive_failures,
         max_answer_chars=args.max_answer_chars, max_record_chars=args.max_record_chars,
         progress=not args.no_progress, executor=args.executor,
-        executor_options=executor_options_from_args(args))
+        executor_options=executor_options_from_args(args),
+        system_prompt=read_system_prompt(getattr(args, "system_prompt", None)))
     if args.overwrite:
         RunDir(out).clear()
     try:

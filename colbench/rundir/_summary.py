@@ -33,7 +33,8 @@ def summarise_records(records: Sequence[EpisodeRecord], *, env: str, model: str,
         counts=count_episodes(records),
         metrics=aggregate_episodes(ok), colbench_version=__version__,
         simulator=env_facts.get("simulator"), scorer=env_facts.get("scorer"),
-        scorer_weights_hash=env_facts.get("scorer_weights_hash"), seed=seed,
+        scorer_weights_hash=env_facts.get("scorer_weights_hash"),
+        protocol=env_facts.get("protocol") or "colbench", seed=seed,
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), seconds=seconds)
 
 
@@ -68,4 +69,13 @@ def summarise_from_identity(records: Sequence[EpisodeRecord],
         records, env=identity.get("env", "?"), model=identity.get("model", "?"),
         split=identity.get("split"),
         task_set=TaskSetRef(name=task_set.get("name", "?"), hash=task_set.get("hash", "?")),
-        trials=int(identity.get("trials", 1)), env_facts={}, seed=identity.get("seed"))
+        trials=int(identity.get("trials", 1)), env_facts=_identity_facts(identity),
+        seed=identity.get("seed"))
+
+
+def _identity_facts(identity: Mapping[str, Any]) -> dict[str, Any]:
+    """The env facts an interrupted run's identity still holds: the protocol it was asked
+    to play (an env kwarg), so that its report is never filed under another protocol."""
+    env_kwargs = identity.get("env_kwargs") or {}
+    protocol = env_kwargs.get("protocol") if isinstance(env_kwargs, Mapping) else None
+    return {"protocol": protocol} if protocol else {}

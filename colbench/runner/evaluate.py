@@ -118,9 +118,15 @@ class EvalConfig:
     executor: str = LOCAL
     #: The executor's options (``--executor-arg KEY=VALUE``, ``--address``).
     executor_options: dict[str, Any] = field(default_factory=dict)
+    #: A system prompt of the user's own (``--system-prompt FILE``) sent in place of the
+    #: env's, e.g. the exact prompt a model was trained with; None: the env's own.
+    system_prompt: str | None = None
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
+        if self.system_prompt is not None and not self.system_prompt.strip():
+            raise ConfigError("--system-prompt: the file is empty (leave the flag out to use "
+                              "the env's own system prompt)")
         for name in ("trials", "concurrency"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"--{name.replace('_', '-')} must be at least 1, "
@@ -264,7 +270,10 @@ class Runner:
                 "env_kwargs": self.config.env_options(),
                 # Sampling changes what the model says: a rerun with other settings is
                 # another run, not the rest of this one.
-                "sampling": asdict(self.config.sampling)}
+                "sampling": asdict(self.config.sampling),
+                # Another system prompt is another run; runs without one keep their identity.
+                **({"system_prompt": self.config.system_prompt}
+                   if self.config.system_prompt is not None else {})}
 
     def _prepare_out(self) -> set[tuple[str, int]]:
         records = self.run_dir.prepare(self.run_identity(), resume=self.config.resume,
@@ -299,7 +308,8 @@ class Runner:
         started = time.time()
         observation, info = await self._env_call(env, "reset", seed=context.seed,
                                                  options={"task_id": context.task_id})
-        system_prompt = info.get("system_prompt") or ""
+        system_prompt = (self.config.system_prompt if self.config.system_prompt is not None
+                         else info.get("system_prompt") or "")
         turns: list[TurnRecord] = []
         try:
             agent = self.model.bind_episode(env, context)

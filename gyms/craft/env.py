@@ -6,8 +6,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from colbench.env import Message, Outcome, ScriptedAgent, TextEnv
+from colbench.actions import AGENTGYM_ONE_ACTION, agentgym_command
+from colbench.env import DEFAULT_PROTOCOL, Message, Outcome, ScriptedAgent, TextEnv
 from colbench.errors import ConfigError
+from colbench.gyms.craft import agentgym
 from colbench.gyms.craft.game import ActionError, CraftingGame, extract_command
 from colbench.gyms.craft.planner import plan_actions
 from colbench.gyms.craft.recipes import RecipeBook, load_recipe_book
@@ -76,7 +78,9 @@ class TextCraftEnv(TextEnv):
     ## Arguments
 
     ``split``: ``train`` (374 goals), ``test`` (100), ``all`` or ``depth-N`` (see
-    ``colbench.gyms.craft.tasks``); ``tasks``: a ``TaskSet`` or a colbench task JSONL in place
+    ``colbench.gyms.craft.tasks``); ``protocol``: ``colbench`` (default) or ``agentgym``
+    (AgentGym's server: its task indices, parser, grammar, results and 20-turn budget, see
+    ``colbench.gyms.craft.agentgym``; splits ``test``, ``all``, ``N-M``); ``tasks``: a ``TaskSet`` or a colbench task JSONL in place
     of the split; ``max_turns``: the turn budget (also per episode through
     ``reset(options={"max_turns": N})``, for horizon curricula); ``num_distractors``: distractor
     commands per observation (default 10); ``recipes``: a folder of recipe JSON files in place
@@ -97,10 +101,16 @@ class TextCraftEnv(TextEnv):
     #: ``colbench play`` sends each typed line as an action on Enter (actions are one line).
     one_line_actions: ClassVar[bool] = True
     max_text_length: ClassVar[int] = 100_000
+    protocols: ClassVar[tuple[str, ...]] = (DEFAULT_PROTOCOL, agentgym.PROTOCOL)
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
                  max_turns: int | None = None, num_distractors: int = DEFAULT_DISTRACTORS,
-                 recipes: str | None = None, render_mode: str | None = None) -> None:
+                 recipes: str | None = None, render_mode: str | None = None,
+                 protocol: str | None = None) -> None:
+        self.choose_protocol(protocol)
+        self.agentgym = self.protocol == agentgym.PROTOCOL
+        if self.agentgym and max_turns is None:
+            max_turns = agentgym.MAX_TURNS
         if num_distractors < 0:
             raise ConfigError(f"num_distractors cannot be negative, got {num_distractors}")
         self.book: RecipeBook = load_recipe_book(recipes)
@@ -110,10 +120,13 @@ class TextCraftEnv(TextEnv):
             if not Path(tasks).is_file():
                 raise ConfigError(f"TextCraft tasks {tasks!r}: not a task JSONL file")
             task_set = TaskSet.load(tasks)
+        elif self.agentgym:
+            task_set = agentgym.load_agentgym_tasks(split, recipes)
         else:
             task_set = load_textcraft_tasks(split, num_distractors, recipes)
         super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
         self.game: CraftingGame | None = None
+        self.agentgym_game: agentgym.AgentGymCraftingGame | None = None
         self._invalid = 0
 
     @property
@@ -121,6 +134,8 @@ class TextCraftEnv(TextEnv):
         return {"oracle": TextCraftOracle}
 
     def system_prompt(self, task: Task) -> str:
+        if self.agentgym:
+            return agentgym.SYSTEM_PROMPT
         return SYSTEM_PROMPT.format(max_turns=self._episode_max_turns)
 
     def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:
@@ -128,20 +143,29 @@ class TextCraftEnv(TextEnv):
         if goal not in self.book.recipes:
             raise ConfigError(f"TextCraft task {task.id!r}: goal {goal!r} has no recipe")
         self.game = CraftingGame(self.book, goal)
+        self.agentgym_game = agentgym.AgentGymCraftingGame(self.book, goal)
         self._invalid = 0
         return task.prompt, {}
 
-    def _act(self, action: str, *, last_turn: bool) -> Outcome:
-        assert self.game is not None and self.task is not None
+    def _play(self, action: str) -> tuple[str, str, bool, bool]:
+        """(command, observation, valid, goal crafted) under this env's protocol."""
+        assert self.game is not None and self.agentgym_game is not None
+        if self.agentgym:
+            command = agentgym_command(action)
+            if command is None:
+                return "", AGENTGYM_ONE_ACTION, False, self.agentgym_game.crafted_goal
+            observation, valid = self.agentgym_game.execute(command)
+            return command, observation, valid, self.agentgym_game.crafted_goal
         command = extract_command(action)
         try:
-            observation = self.game.execute(command)
-            valid = True
+            return command, self.game.execute(command), True, self.game.has_goal()
         except ActionError as exc:
-            observation = str(exc)
-            valid = False
-            self._invalid += 1
-        success = self.game.has_goal()
+            return command, str(exc), False, self.game.has_goal()
+
+    def _act(self, action: str, *, last_turn: bool) -> Outcome:
+        assert self.task is not None
+        command, observation, valid, success = self._play(action)
+        self._invalid += not valid
         metrics = None
         if success or last_turn:
             metrics = {"success": success, "score": 1.0 if success else 0.0, "turns": self.turn,
@@ -154,8 +178,9 @@ class TextCraftEnv(TextEnv):
 
     def privileged(self) -> dict[str, Any]:
         data = super().privileged()
-        if self.game is not None:
-            data["inventory"] = dict(self.game.inventory)
+        game = self.agentgym_game if self.agentgym else self.game
+        if game is not None:
+            data["inventory"] = dict(game.inventory)
         return data
 
 
@@ -165,5 +190,10 @@ class TextCraftOracle(ScriptedAgent):
     def act(self, messages: Sequence[Message]) -> str:
         env = self.env.unwrapped
         assert isinstance(env, TextCraftEnv) and env.game is not None
+        if env.agentgym:
+            assert env.agentgym_game is not None
+            plan = plan_actions(env.book, env.game.goal, env.agentgym_game.inventory)
+            step = agentgym.single_batch(env.book, plan[0]) if plan else "inventory"
+            return f"Thought:\nThe next step of the plan.\n\nAction:\n{step}"
         plan = plan_actions(env.book, env.game.goal, env.game.inventory)
         return f"Action: {plan[0]}" if plan else "Action: inventory"

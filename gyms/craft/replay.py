@@ -44,7 +44,7 @@ class TextCraftReplay(EnvReplay):
         del sandbox  # no untrusted code runs in a TextCraft replay
 
     def make_env(self, task: Task, record: EpisodeRecord, run: RunFacts) -> TextCraftEnv:
-        return TextCraftEnv(tasks=TaskSet(f"replay-{task.id}", [task]))
+        return TextCraftEnv(tasks=TaskSet(f"replay-{task.id}", [task]), protocol=run.protocol)
 
     def failed_metrics(self, task: Task, record: EpisodeRecord) -> dict[str, object]:
         return {"score": 0.0, "success": False, "turns": len(record.turns),
