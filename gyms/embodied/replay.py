@@ -3,10 +3,16 @@ episodes.
 
 Both games are deterministic given the task and the actions: a BabyAI task is a minigrid
 level and a seed (the grid, the objects and the mission follow from them), a ScienceWorld
-task is a task name and a variation loaded into the simulator. So a fresh env is stepped
-with the recorded messages (see :class:`colbench.replay.EnvReplay`) and everything is
-compared: the first observation (the mission or task description and the first view), each
-action's result, each reward, how and where the episode ended, and the terminal metrics.
+task is a task name and a variation loaded into the simulator, which seeds its random
+generator with the variation, in a JVM whose identity hashes are constant (without that,
+the simulator's hash sets of objects make readings, plant growth and genetics depend on the
+JVM's history: see :func:`colbench.gyms.embodied.sciworld.start_simulator`). So a fresh env
+is stepped with the recorded messages (see :class:`colbench.replay.EnvReplay`) and
+everything is compared: the first observation (the mission or task description and the
+first view), each action's result, each reward, how and where the episode ended, and the
+terminal metrics. ScienceWorld's texts are compared as given, but for the order of the
+items in a listing (:meth:`SciWorldReplay.comparable`); numbers, readings included, must
+agree exactly.
 
 Registration: ScienceWorld has one id; BabyAI has one id per level family plus
 ``colbench/BabyAI-v0``, all made by one class with kwargs per id (an env family,
@@ -26,10 +32,11 @@ import re
 from collections import Counter
 from typing import Any, ClassVar
 
+from colbench.errors import EnvironmentFailure
 from colbench.gyms.embodied.babyai import BabyAIEnv
 from colbench.gyms.embodied.sciworld import SciWorldEnv
 from colbench.records import EpisodeRecord
-from colbench.replay import EnvReplay, RunFacts
+from colbench.replay import EnvReplay, Rollout, RunFacts
 from colbench.tasks import Task, TaskSet
 
 #: Where ScienceWorld's listings split into their items: lines, and ", " or ": " inside one.
@@ -109,9 +116,12 @@ class SciWorldReplay(EnvReplay):
 
     def comparable(self, text: str) -> str:
         """The text's items (its lines, and the items of each listing in a line) in sorted
-        order: ScienceWorld lists the objects of a room or container in an order that differs
-        between two runs of the same actions (measured: 3 of 6 oracle episodes replayed in
-        another JVM differ in order only), never in the items themselves."""
+        order: in a JVM with varying identity hashes (a run made before the simulator was
+        started with constant ones, or on a JVM that ignores the option) ScienceWorld lists
+        the objects of a room or container in an order that differs between two runs of the
+        same actions (measured: 3 of 6 oracle episodes replayed in another JVM differed in
+        order only). The order says nothing about the agent, so such runs are not refused
+        for it; every item, and every number in it, must still agree."""
         # A listing's last item carries its full stop, wherever the order puts it.
         items = Counter(part.strip().rstrip(".") for part in _LISTING.split(text)
                         if part.strip().rstrip("."))
@@ -119,6 +129,18 @@ class SciWorldReplay(EnvReplay):
 
     def make_env(self, task: Task, record: EpisodeRecord, run: RunFacts) -> SciWorldEnv:
         return SciWorldEnv(tasks=TaskSet(f"replay-{task.id}", [task]))
+
+    def rollout(self, env: Any, task: Task, record: EpisodeRecord) -> Rollout:
+        """The recorded actions stepped in ``env``, whose simulator must be deterministic: a
+        replay in a JVM that ignored :data:`~colbench.gyms.embodied.sciworld.
+        DETERMINISTIC_JVM_OPTIONS` would call honest records wrong at random, so it is the
+        server's failure (retried, and never a verdict on the record)."""
+        if not env.unwrapped.deterministic:
+            raise EnvironmentFailure(
+                "the server's ScienceWorld JVM does not take constant identity hashes "
+                "(-XX:hashCode=2, a HotSpot option), so its replays are not deterministic; "
+                "run the verifier on a HotSpot JVM (OpenJDK 17)")
+        return super().rollout(env, task, record)
 
     def failed_metrics(self, task: Task, record: EpisodeRecord) -> dict[str, Any]:
         return {"score": 0.0, "success": False, "raw_score": 0, "failed": False,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -96,9 +97,37 @@ def find_java() -> str:
     return found
 
 
+#: JVM options that make the simulator deterministic (see :func:`start_simulator`): every
+#: object's identity hash is the same constant, so hash sets of the simulator's objects
+#: iterate in the order they were filled, whatever the JVM did before.
+#: A JVM that does not know the option ignores it (and then fails :attr:`SciWorldEnv.
+#: deterministic`) rather than refusing to start.
+DETERMINISTIC_JVM_OPTIONS: tuple[str, ...] = ("-XX:+IgnoreUnrecognizedVMOptions",
+                                              "-XX:+UnlockExperimentalVMOptions",
+                                              "-XX:hashCode=2")
+
+#: Serialises JVM starts: the options reach the JVM through the process's environment.
+_start_lock = threading.Lock()
+
+
 def start_simulator() -> Any:
     """A running ``scienceworld.ScienceWorldEnv`` (one JVM), with clear errors when the
-    ``scienceworld`` package or Java is missing."""
+    ``scienceworld`` package or Java is missing.
+
+    Why the JVM gets :data:`DETERMINISTIC_JVM_OPTIONS`: the simulator seeds its random
+    generator with the variation at every load, but it keeps its objects in hash sets
+    keyed by identity hashes, and HotSpot draws those from a per-thread generator whose
+    state depends on everything the JVM did before. The order in which objects are
+    updated each tick (heat flowing between them, bees pollinating, plants growing) and in
+    which they draw from the seeded generator then differs between two runs of the same
+    actions, and more so in a JVM that already played other episodes: measured on 18 gold
+    paths of use-thermometer, grow-fruit and mendelian-genetics-known-plant, 17 differed
+    (readings of 42 against 44 degrees, fruit a turn later, listings in another order).
+    With one constant identity hash all 18 were identical to the character, in a fresh
+    JVM and in one that had played other episodes, and after a load that generated the
+    gold path; the cost is about 8% more time per step. The options travel in
+    ``JDK_JAVA_OPTIONS`` (read by the ``java`` launcher py4j starts, after the user's own
+    ``JAVA_TOOL_OPTIONS``, so ours win), appended to any value the user set."""
     try:
         from scienceworld import ScienceWorldEnv
     except ImportError as exc:
@@ -107,10 +136,30 @@ def start_simulator() -> Any:
     if os.path.dirname(java) not in os.environ.get("PATH", "").split(os.pathsep):
         # py4j starts "java" from PATH; make the one found through JAVA_HOME that one.
         os.environ["PATH"] = os.path.dirname(java) + os.pathsep + os.environ.get("PATH", "")
-    try:
-        return ScienceWorldEnv("", envStepLimit=10 ** 9)
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise EnvironmentFailure(f"could not start the ScienceWorld JVM: {exc}") from exc
+    with _start_lock:
+        before = os.environ.get("JDK_JAVA_OPTIONS")
+        if DETERMINISTIC_JVM_OPTIONS:
+            os.environ["JDK_JAVA_OPTIONS"] = " ".join(
+                [*([before] if before else []), *DETERMINISTIC_JVM_OPTIONS])
+        try:
+            return ScienceWorldEnv("", envStepLimit=10 ** 9)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise EnvironmentFailure(f"could not start the ScienceWorld JVM: {exc}") from exc
+        finally:
+            if before is None:
+                os.environ.pop("JDK_JAVA_OPTIONS", None)
+            else:
+                os.environ["JDK_JAVA_OPTIONS"] = before
+
+
+def simulator_is_deterministic(simulator: Any) -> bool:
+    """Whether ``simulator``'s JVM hands every object the same identity hash (the option
+    of :data:`DETERMINISTIC_JVM_OPTIONS` took effect: a JVM other than HotSpot may ignore
+    it), asked of the JVM itself."""
+    jvm = simulator._gateway.jvm
+    hashes = {int(jvm.java.lang.System.identityHashCode(jvm.java.lang.Object()))
+              for _ in range(3)}
+    return len(hashes) == 1
 
 
 def stop_simulator(simulator: Any, timeout: float = 10.0) -> None:
@@ -238,6 +287,7 @@ class SciWorldEnv(TextEnv):
         self._simulator: Any = None
         self._gold: list[str] | None = None
         self._raw_score = 0
+        self._deterministic: bool | None = None
 
     @property
     def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]
@@ -247,7 +297,19 @@ class SciWorldEnv(TextEnv):
     def simulator(self) -> Any:
         if self._simulator is None:
             self._simulator = start_simulator()
+            self._deterministic = None
         return self._simulator
+
+    @property
+    def deterministic(self) -> bool:
+        """Whether this env's simulator replays the same actions to the same text, reward
+        and ending (its JVM took :data:`DETERMINISTIC_JVM_OPTIONS`); asked of the JVM once
+        per start. Every episode's terminal ``info`` records it, and the leaderboard's
+        replay refuses to judge records in a simulator where it is False."""
+        simulator = self.simulator
+        if self._deterministic is None:
+            self._deterministic = simulator_is_deterministic(simulator)
+        return self._deterministic
 
     def system_prompt(self, task: Task) -> str:
         return system_prompt_text(self._episode_max_turns)
@@ -336,6 +398,7 @@ class SciWorldEnv(TextEnv):
             info["moves"] = int(self._simulator.server.getNumMoves())
         metrics = None
         if completed or last_turn:
+            info["deterministic"] = self.deterministic
             metrics = {"success": raw >= 100, "score": max(raw, 0) / 100.0, "raw_score": raw,
                        "failed": raw < 0, "turns": self.turn,
                        "task_name": self.task.privileged.get("task_name"),
