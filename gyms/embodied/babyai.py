@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from colbench import actions
-from colbench.env import Outcome, TextEnv
+from colbench.env import DEFAULT_PROTOCOL, Outcome, TextEnv
 from colbench.errors import ConfigError, MissingExtraError
+from colbench.gyms.embodied import babyai_agentgym as agentgym
 from colbench.gyms.embodied.babyai_levels import LEVELS
 from colbench.tasks import Task, TaskSet
 
@@ -163,7 +164,10 @@ class BabyAIEnv(TextEnv):
     ``split`` (``train``: 250 seeds per level less 37 tasks the oracle cannot solve, see
     ``UNSOLVED_TRAIN_SEEDS``; ``dev``: 10, ``test``: 5, so 200 test episodes for all levels); ``tasks``: a ``TaskSet`` or task JSONL in place of the split; ``levels``:
     level families to play (default: this id's); ``max_turns`` (also per episode through
-    ``reset(options={"max_turns": N})``).
+    ``reset(options={"max_turns": N})``); ``protocol``: ``colbench`` (default) or ``agentgym``
+    (AgentGym's server: its level variants and index-to-seed rule, observation with the
+    available actions, action grammar, running score and 20-turn budget; splits ``test`` and
+    ``N-M``; see ``colbench.gyms.embodied.babyai_agentgym``).
 
     ## Registered ids
 
@@ -193,15 +197,25 @@ class BabyAIEnv(TextEnv):
     #: ``colbench play`` sends each typed line as an action on Enter (actions are one line).
     one_line_actions: ClassVar[bool] = True
     max_text_length: ClassVar[int] = 100_000
+    protocols: ClassVar[tuple[str, ...]] = (DEFAULT_PROTOCOL, agentgym.PROTOCOL)
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
                  levels: Sequence[str] | None = None, max_turns: int | None = None,
-                 render_mode: str | None = None) -> None:
+                 render_mode: str | None = None, protocol: str | None = None) -> None:
         _minigrid()
+        self.choose_protocol(protocol)
+        self.agentgym = self.protocol == agentgym.PROTOCOL
+        if self.agentgym and levels:
+            raise ConfigError("--protocol agentgym plays AgentGym's 40 level variants by index; "
+                              "it takes no levels (use split N-M to pick indices)")
+        if self.agentgym and max_turns is None:
+            max_turns = agentgym.MAX_TURNS
         if isinstance(tasks, TaskSet):
             task_set = tasks
         elif tasks is not None:
             task_set = TaskSet.load(tasks)
+        elif self.agentgym:
+            task_set = agentgym.load_agentgym_tasks(split)
         else:
             task_set = load_babyai_tasks(split, tuple(levels or LEVELS))
         # Without a budget from the caller, each episode gets its level family's (see
@@ -220,11 +234,14 @@ class BabyAIEnv(TextEnv):
         self._over = False
         self._success = False
         self._out_of_steps = False  # minigrid's step limit ended the episode
+        self.agentgym_game: agentgym.AgentGymBabyAI | None = None
 
     @property
     def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]
         from colbench.gyms.embodied.babyai_oracle import BabyAIOracle
 
+        if self.agentgym:
+            return {"oracle": agentgym.AgentGymOracle}
         return {"oracle": BabyAIOracle}
 
     def default_episode_max_turns(self, task: Task) -> int:
@@ -233,6 +250,8 @@ class BabyAIEnv(TextEnv):
         return level_turn_budget(str(task.metadata.get("level")))
 
     def system_prompt(self, task: Task) -> str:
+        if self.agentgym:
+            return agentgym.SYSTEM_PROMPT
         return SYSTEM_PROMPT.format(max_turns=self._episode_max_turns)
 
     # -- episodes ---------------------------------------------------------------------------
@@ -256,7 +275,12 @@ class BabyAIEnv(TextEnv):
         self.game = self._level(level)
         # Level generation prints its rejection-sampling retries; they are noise here.
         with contextlib.redirect_stdout(io.StringIO()):
-            self.game.reset(seed=seed)
+            first, _ = self.game.reset(seed=seed)
+        self._invalid = 0
+        if self.agentgym:
+            self.agentgym_game = agentgym.AgentGymBabyAI(self.game, first["image"],
+                                                         int(first["direction"]))
+            return self.agentgym_game.first_observation(), {"mission": self.game.mission}
         self.world = World(self.game)
         self._reward = 0.0
         self._reward_gained = 0.0
@@ -271,6 +295,8 @@ class BabyAIEnv(TextEnv):
         from colbench.gyms.embodied.babyai_actions import ActionFailed, run_action
 
         assert self.task is not None and self.game is not None
+        if self.agentgym:
+            return self._act_agentgym(action, last_turn=last_turn)
         command = extract_action(action)
         executed: list[int] = []
         try:
@@ -299,6 +325,29 @@ class BabyAIEnv(TextEnv):
                        truncated=self._out_of_steps,
                        info={"command": command, "valid": valid,
                              "primitive_actions": list(executed)},
+                       metrics=metrics)
+
+    def _act_agentgym(self, action: str, *, last_turn: bool) -> Outcome:
+        """A turn by AgentGym's rules: its client's parser, then its server's step. The
+        reward is the client's: the running score (0 on a turn refused for two labels)."""
+        game = self.agentgym_game
+        assert game is not None and self.task is not None
+        command = actions.agentgym_command(action)
+        if command is None:
+            observation, valid, reward = actions.AGENTGYM_ONE_ACTION, False, 0.0
+            game.executed = []
+        else:
+            observation, valid = game.step(command)
+            reward = game.score
+        self._invalid += not valid
+        metrics = None
+        if game.done or last_turn:
+            metrics = {"success": game.done, "score": game.score, "turns": self.turn,
+                       "steps": int(self.game.step_count), "invalid_actions": self._invalid,
+                       "level": self.task.metadata.get("level")}
+        return Outcome(observation=observation, reward=reward, terminated=game.done,
+                       info={"command": command or "", "valid": valid,
+                             "primitive_actions": list(game.executed)},
                        metrics=metrics)
 
     def primitive(self, action: int) -> bool:

@@ -76,10 +76,11 @@ class BabyAIReplay(EnvReplay):
         return 1
 
     def env_key(self, task: Task, record: EpisodeRecord, run: RunFacts) -> str:
-        return "babyai"  # the run's facts do not change how a level plays
+        # A level plays the same for every run of one protocol; protocols play differently.
+        return f"babyai-{run.protocol}"
 
     def make_env(self, task: Task, record: EpisodeRecord, run: RunFacts) -> BabyAIEnv:
-        return BabyAIEnv(tasks=TaskSet(f"replay-{task.id}", [task]))
+        return BabyAIEnv(tasks=TaskSet(f"replay-{task.id}", [task]), protocol=run.protocol)
 
     def failed_metrics(self, task: Task, record: EpisodeRecord) -> dict[str, Any]:
         return {"score": 0.0, "success": False, "turns": len(record.turns), "steps": 0,
