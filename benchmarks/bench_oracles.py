@@ -10,7 +10,8 @@ the most turns a solved episode needed beside the budget it had. Every failure i
 needs); ``--sample N`` plays a seeded sample of N tasks per split (what the tests do in CI);
 ``--per-group N`` a seeded sample of N tasks of each group per split;
 ``--workers`` plays in that many processes (SciWorld starts one JVM, ~190 MB, per process);
-``--json FILE`` writes one record per episode.
+``--json FILE`` writes one record per episode; ``--protocol agentgym`` plays the envs under
+AgentGym's protocol (its tasks and budgets; splits in :data:`PROTOCOL_SPLITS`).
 
 Usage: ``python benchmarks/bench_oracles.py [--envs textcraft babyai sciworld]
 [--splits test] [--sample 20] [--max-turns N] [--workers 2] [--json out.jsonl]``. Needs the
@@ -35,6 +36,20 @@ ENVS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "babyai": ("colbench/BabyAI-v0", ("train", "dev", "test"), "level"),
     "sciworld": ("colbench/SciWorld-v0", ("train", "dev", "test"), "task_name"),
 }
+#: The splits each env has under a named protocol (the default protocol's are in ENVS).
+PROTOCOL_SPLITS: dict[str, dict[str, tuple[str, ...]]] = {
+    "agentgym": {"textcraft": ("test", "all"), "babyai": ("test",)},
+}
+
+
+def env_splits(name: str, protocol: str | None = None) -> tuple[str, ...]:
+    """The splits of env ``name`` under ``protocol`` (None: the default protocol)."""
+    if protocol is None:
+        return ENVS[name][1]
+    if protocol not in PROTOCOL_SPLITS:
+        raise SystemExit(f"unknown protocol {protocol!r}: use one of "
+                         f"{', '.join(PROTOCOL_SPLITS)}")
+    return PROTOCOL_SPLITS[protocol].get(name, ())
 
 
 @dataclass(frozen=True)
@@ -50,18 +65,25 @@ class OracleEpisode:
     budget: int
 
 
-def make_env(name: str, split: str, max_turns: int | None = None) -> Any:
-    """The registered env ``name`` (a key of :data:`ENVS`) on ``split``."""
+def make_env(name: str, split: str, max_turns: int | None = None,
+             protocol: str | None = None) -> Any:
+    """The registered env ``name`` (a key of :data:`ENVS`) on ``split``, under ``protocol``
+    (None: the env's default)."""
     import gymnasium as gym
 
     import colbench  # noqa: F401  (registers the env ids)
 
     if name not in ENVS:
         raise SystemExit(f"unknown env {name!r}: use one of {', '.join(ENVS)}")
-    env_id, splits, _ = ENVS[name]
+    env_id = ENVS[name][0]
+    splits = env_splits(name, protocol)
     if split not in splits:
-        raise SystemExit(f"{name} has no split {split!r}: use one of {', '.join(splits)}")
+        raise SystemExit(f"{name} has no split {split!r}"
+                         + (f" under --protocol {protocol}" if protocol else "")
+                         + f": use one of {', '.join(splits) or 'none'}")
     kwargs: dict[str, Any] = {"split": split}
+    if protocol is not None:
+        kwargs["protocol"] = protocol
     if max_turns is not None:
         kwargs["max_turns"] = max_turns
     return gym.make(env_id, **kwargs)
@@ -90,10 +112,10 @@ def play_oracle(env: Any, name: str, task_id: str) -> OracleEpisode:
 
 
 def split_task_ids(name: str, split: str, sample: int | None = None, seed: int = 0, *,
-                   per_group: int | None = None) -> list[str]:
+                   per_group: int | None = None, protocol: str | None = None) -> list[str]:
     """Every task id of the split (in split order), or a seeded sample: ``sample`` of them,
     or ``per_group`` of each group (so that every task type is measured)."""
-    env = make_env(name, split)
+    env = make_env(name, split, protocol=protocol)
     try:
         tasks = list(env.unwrapped.tasks)
     finally:
@@ -114,8 +136,8 @@ def split_task_ids(name: str, split: str, sample: int | None = None, seed: int =
 
 
 def _play_chunk(name: str, split: str, task_ids: Sequence[str],
-                max_turns: int | None) -> list[OracleEpisode]:
-    env = make_env(name, split, max_turns)
+                max_turns: int | None, protocol: str | None = None) -> list[OracleEpisode]:
+    env = make_env(name, split, max_turns, protocol)
     try:
         return [play_oracle(env, name, task_id) for task_id in task_ids]
     finally:
@@ -123,14 +145,14 @@ def _play_chunk(name: str, split: str, task_ids: Sequence[str],
 
 
 def sweep(name: str, split: str, task_ids: Sequence[str], *, max_turns: int | None = None,
-          workers: int = 1) -> list[OracleEpisode]:
+          workers: int = 1, protocol: str | None = None) -> list[OracleEpisode]:
     """Play the oracle on ``task_ids``, in ``workers`` processes (one env each)."""
     if workers <= 1 or len(task_ids) < 2:
-        return _play_chunk(name, split, task_ids, max_turns)
+        return _play_chunk(name, split, task_ids, max_turns, protocol)
     chunks = [list(task_ids[i::workers]) for i in range(workers)]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         parts = pool.map(_play_chunk, [name] * workers, [split] * workers, chunks,
-                         [max_turns] * workers)
+                         [max_turns] * workers, [protocol] * workers)
         return [episode for part in parts for episode in part]
 
 
@@ -171,6 +193,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="turn budget in place of the env's default")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--json", default=None, help="write one JSON line per episode here")
+    parser.add_argument("--protocol", default=None, choices=list(PROTOCOL_SPLITS),
+                        help="play under this named protocol (default: each env's own)")
     args = parser.parse_args(argv)
     if args.sample is not None and args.sample < 1:
         parser.error(f"--sample must be at least 1, got {args.sample}")
@@ -182,14 +206,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     records = open(args.json, "w", encoding="utf-8") if args.json else None  # noqa: SIM115
     try:
         for name in args.envs:
-            for split in args.splits or ENVS[name][1]:
-                if split not in ENVS[name][1]:
+            splits = env_splits(name, args.protocol)
+            for split in args.splits or splits:
+                if split not in splits:
                     continue
                 start = time.perf_counter()
                 ids = split_task_ids(name, split, args.sample, args.seed,
-                                     per_group=args.per_group)
+                                     per_group=args.per_group, protocol=args.protocol)
                 episodes = sweep(name, split, ids, max_turns=args.max_turns,
-                                 workers=args.workers)
+                                 workers=args.workers, protocol=args.protocol)
                 for line in summarise(episodes):
                     print(line, flush=True)
                 print(f"  ({time.perf_counter() - start:.0f} s)", flush=True)

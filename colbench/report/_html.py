@@ -201,6 +201,14 @@ def render_episode(record: EpisodeRecord, run_index: int, ctx: ReportContext) ->
     return "".join(parts)
 
 
+def _protocol_badge(protocol: str) -> str:
+    """A named protocol beside the env (none for colbench's own): runs of different
+    protocols are not comparable, and the reader must see which one a row played."""
+    if protocol == "colbench":
+        return ""
+    return f' <span class="badge protocol">protocol {esc(protocol)}</span>'
+
+
 def _summary_table(runs: Sequence[RunData]) -> str:
     head = ("<tr><th>run</th><th>env</th><th>model</th><th>task set</th>"
             '<th title="scored, model errors included">episodes</th>'
@@ -216,7 +224,8 @@ def _summary_table(runs: Sequence[RunData]) -> str:
         label = esc(run.label) + (' <span class="badge partial">partial</span>'
                                   if run.partial else "")
         rows.append(
-            f"<tr><td>{label}</td><td>{esc(s.env)}</td><td>{esc(s.model)}</td>"
+            f"<tr><td>{label}</td><td>{esc(s.env)}{_protocol_badge(s.protocol)}</td>"
+            f"<td>{esc(s.model)}</td>"
             f'<td title="{esc(s.task_set.hash)}">{esc(s.task_set.name)}</td>'
             f"<td>{s.counts.ok}</td><td>{s.counts.env_errors}</td>"
             f"<td>{s.counts.model_errors}</td>"

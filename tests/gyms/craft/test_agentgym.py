@@ -154,3 +154,6 @@ def test_evaluate_protocol_agentgym_records_it_in_summary_json(tmp_path) -> None
     episodes = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
     assert {e["task_id"] for e in episodes} == {agentgym.task_id(i) for i in range(3)}
     assert all(e["system_prompt"] == "Craft it. Thought:, then Action:." for e in episodes)
+    html = tmp_path / "report.html"
+    assert main(["report", str(out), "--html", str(html)]) == 0
+    assert "protocol agentgym" in html.read_text(encoding="utf-8")
