@@ -40,10 +40,11 @@ GOLD_SAMPLE = 40
 #: ``benchmarks/bench_oracles.py --envs sciworld --max-turns 1000`` with ``--per-group 3``
 #: on every split and ``--per-group 8 --seed 1`` on train: 503 episodes) times 2, rounded up
 #: to ten, and never below :data:`MIN_TURN_BUDGET`; ``bench_oracles.py --envs sciworld``
-#: checks whole splits. The simulator is not deterministic from run to run (pollination,
-#: heating), so a gold path can also fail: 1 of those 503 episodes did
-#: (mendelian-genetics-known-plant/1, solved in 144 turns when played again). A task type
-#: missing here gets :data:`DEFAULT_TURN_BUDGET`.
+#: checks whole splits. Those episodes were measured in a JVM whose identity hashes varied,
+#: which made pollination and heating vary from run to run, and 1 of the 503 failed
+#: (mendelian-genetics-known-plant/1, solved in 144 turns when played again); the simulator
+#: now plays the same actions the same way every time (``sciworld.start_simulator``). A task
+#: type missing here gets :data:`DEFAULT_TURN_BUDGET`.
 TURN_BUDGETS: dict[str, int] = {
     "boil": 360,
     "change-the-state-of-matter-of": 260,
