@@ -112,6 +112,10 @@ class Submission(Base):
     breakdown_json: Mapped[str | None] = mapped_column(Text, nullable=True)
     # Which checks the entry passed (verify.Verification.checks), for the board and the API.
     checks_json: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # The env's protocol (summary.json's; colbench's own by default): boards never rank
+    # runs of different protocols together.
+    protocol: Mapped[str] = mapped_column(String(50), nullable=False, default="colbench",
+                                          server_default="colbench")
     # The worker's claim: who is verifying it and since when (refreshed by a heartbeat).
     claim_owner: Mapped[str | None] = mapped_column(String(100), nullable=True)
     claimed_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)

@@ -186,7 +186,7 @@ def _store(token: Token, run: ParsedRun, metadata: Metadata, episodes_raw: bytes
                 id=submission_id, token_id=token.id, status=PENDING, errors="[]",
                 created_at=utcnow(), env=summary.env, split=split or summary.split or "",
                 run_model=summary.model, simulator=summary.simulator, scorer=summary.scorer,
-                colbench_version=summary.colbench_version,
+                protocol=summary.protocol, colbench_version=summary.colbench_version,
                 task_set_name=summary.task_set.name, task_set_hash=summary.task_set.hash,
                 task_count=summary.task_set.count or len({r.task_id for r in run.records}),
                 trials=summary.trials, episodes=len(run.records),
@@ -242,8 +242,9 @@ def get_submission(submission_id: str) -> Any:
 
 @api.get("/boards")
 def list_boards() -> Any:
-    return jsonify({"boards": [{"env": b.env, "split": b.split, "entries": b.entries,
-                                "verified": b.verified, "challenge": challenge_name(b.split)}
+    return jsonify({"boards": [{"env": b.env, "split": b.split, "protocol": b.protocol,
+                                "entries": b.entries, "verified": b.verified,
+                                "challenge": challenge_name(b.split)}
                                for b in queries.boards(state().db)]})
 
 
@@ -260,6 +261,8 @@ def get_leaderboard() -> Any:
         known = ", ".join(f"{b.env} ({b.split})" for b in queries.boards(state().db)) or "none"
         return refuse(400, f"missing query parameter env (boards: {known})")
     split = request.args.get("split", "test").strip() or "test"
+    protocol = (request.args.get("protocol", queries.DEFAULT_PROTOCOL).strip()
+                or queries.DEFAULT_PROTOCOL)
     verified_only = request.args.get("verified", "").lower() in ("1", "true", "yes", "only")
     try:
         page = int(request.args.get("page", "1"))
@@ -267,7 +270,7 @@ def get_leaderboard() -> Any:
         return refuse(400, "page must be a whole number")
     limit = state().settings.page_size
     result = queries.board(state().db, env, split, page=page, page_size=limit,
-                           verified_only=verified_only)
+                           verified_only=verified_only, protocol=protocol)
     entries = [{
         "rank": row["rank"], "id": row["id"], "model_name": row["model_name"],
         "organization": row["organization"],
@@ -279,7 +282,7 @@ def get_leaderboard() -> Any:
         "episodes": row["episodes"],
         "page": url_for("pages.submission_page", submission_id=row["id"], _external=True),
     } for row in result.rows]
-    return jsonify({"env": env, "split": split, "total": result.total, "page": result.page,
+    return jsonify({"env": env, "split": split, "protocol": protocol, "total": result.total, "page": result.page,
                     "pages": result.pages, "entries": entries})
 
 

@@ -28,6 +28,7 @@ def index() -> Any:
 @pages.get("/boards/<path:env>")
 def board_page(env: str) -> Any:
     split = request.args.get("split", "test")
+    protocol = request.args.get("protocol", queries.DEFAULT_PROTOCOL)
     sort = request.args.get("sort", "rank")
     direction = request.args.get("dir")
     verified_only = request.args.get("verified", "") in ("1", "only", "true")
@@ -36,7 +37,8 @@ def board_page(env: str) -> Any:
     except ValueError:
         page = 1
     result = queries.board(state().db, env, split, sort=sort, direction=direction, page=page,
-                           page_size=state().settings.page_size, verified_only=verified_only)
+                           page_size=state().settings.page_size, verified_only=verified_only,
+                           protocol=protocol)
     splits = queries.splits(state().db, env)
 
     def sort_url(column: str) -> str:
@@ -45,6 +47,8 @@ def board_page(env: str) -> Any:
         else:
             new_dir = queries.DEFAULT_DIRECTION[column]
         args = {"split": split, "sort": column, "dir": new_dir}
+        if protocol != queries.DEFAULT_PROTOCOL:
+            args["protocol"] = protocol
         if verified_only:
             args["verified"] = "1"
         return url_for("pages.board_page", env=env, **args)

@@ -19,6 +19,8 @@ from colbench.leaderboard._versions import parse_version
 #: then score, both recomputed.
 SORT_COLUMNS = ("rank", "model", "organization", "success", "score", "verified", "date",
                 "version")
+#: The protocol a board shows unless asked for another (see :class:`BoardSummary`).
+DEFAULT_PROTOCOL = "colbench"
 #: The direction a column sorts in when first clicked.
 DEFAULT_DIRECTION = {"rank": "asc", "model": "asc", "organization": "asc", "success": "desc",
                      "score": "desc", "verified": "desc", "date": "desc", "version": "desc"}
@@ -26,10 +28,14 @@ DEFAULT_DIRECTION = {"rank": "asc", "model": "asc", "organization": "asc", "succ
 
 @dataclass
 class BoardSummary:
+    """One board: an env, a split and a protocol. Runs of different protocols (colbench's
+    own, ``agentgym``...) play other tasks, texts or budgets, so each has its own board."""
+
     env: str
     split: str
     entries: int
     verified: int
+    protocol: str = DEFAULT_PROTOCOL
 
 
 @dataclass
@@ -46,16 +52,16 @@ class BoardPage:
 
 
 def boards(db: Database) -> list[BoardSummary]:
-    """Every (env, split) with listed submissions."""
+    """Every (env, split, protocol) with listed submissions."""
     verified = func.sum(case((Submission.status == VERIFIED, 1), else_=0))
     with db.read() as session:
         rows = session.execute(
-            select(Submission.env, Submission.split, func.count(), verified)
+            select(Submission.env, Submission.split, Submission.protocol, func.count(), verified)
             .where(Submission.status.in_(LISTED))
-            .group_by(Submission.env, Submission.split)
-            .order_by(Submission.env, Submission.split)).all()
-    return [BoardSummary(env=e, split=s, entries=int(n), verified=int(v or 0))
-            for e, s, n, v in rows]
+            .group_by(Submission.env, Submission.split, Submission.protocol)
+            .order_by(Submission.env, Submission.split, Submission.protocol)).all()
+    return [BoardSummary(env=e, split=s, protocol=p, entries=int(n), verified=int(v or 0))
+            for e, s, p, n, v in rows]
 
 
 def splits(db: Database, env: str) -> list[str]:
@@ -91,15 +97,16 @@ class _BoardCache:
 
     def __init__(self, size: int = 32) -> None:
         self.size = size
-        self._boards: dict[tuple[str, str, str, bool], tuple[Any, list[dict[str, Any]]]] = {}
+        self._boards: dict[tuple[str, str, str, str, bool],
+                           tuple[Any, list[dict[str, Any]]]] = {}
         self._lock = threading.Lock()
 
-    def rows(self, db: Database, env: str, split: str, verified_only: bool
-             ) -> list[dict[str, Any]]:
+    def rows(self, db: Database, env: str, split: str, verified_only: bool,
+             protocol: str = DEFAULT_PROTOCOL) -> list[dict[str, Any]]:
         statuses = (VERIFIED,) if verified_only else LISTED
         where = (Submission.env == env, Submission.split == split,
-                 Submission.status.in_(statuses))
-        key = (db.url, env, split, verified_only)
+                 Submission.protocol == protocol, Submission.status.in_(statuses))
+        key = (db.url, env, split, protocol, verified_only)
         with db.read() as session:
             version = tuple(session.execute(
                 select(func.count(), func.max(Submission.verified_at)).where(*where)).one())
@@ -142,14 +149,16 @@ _SORT_KEYS: dict[str, Callable[[dict[str, Any]], Any]] = {
 
 def board(db: Database, env: str, split: str = "test", *, sort: str = "rank",
           direction: str | None = None, page: int = 1, page_size: int = 100,
-          verified_only: bool = False) -> BoardPage:
+          verified_only: bool = False, protocol: str = DEFAULT_PROTOCOL) -> BoardPage:
     """One page of a board, ranked by recomputed success rate then score (ties share a
-    rank); ``sort`` orders the rows by another column while every row keeps its rank."""
+    rank); ``sort`` orders the rows by another column while every row keeps its rank. Only
+    runs of ``protocol`` are on it: results of different protocols are never ranked
+    together."""
     if sort not in SORT_COLUMNS:
         sort = "rank"
     if direction not in ("asc", "desc"):
         direction = DEFAULT_DIRECTION[sort]
-    rows = _cache.rows(db, env, split, verified_only)
+    rows = _cache.rows(db, env, split, verified_only, protocol)
     if sort != "rank" or direction != "asc":
         # Two stable sorts: by rank first, so rows equal in the chosen column keep it.
         rows = sorted(rows, key=_SORT_KEYS[sort], reverse=direction == "desc")
