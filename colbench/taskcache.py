@@ -156,3 +156,50 @@ def resolve_source(source: str | os.PathLike[str], *, suite: str,
         raise ConfigError(f"unknown {suite} task set {text!r} (known: {known}; or give a "
                           "path to a .jsonl file)")
     raise ConfigError(f"task file {text!r} does not exist")
+
+
+class SuiteTaskSets:
+    """One generated suite's task sets in this process: the built-in splits (from memory, else
+    the disk cache, else generated) and any ``--tasks`` source (:func:`resolve_source`), each
+    read once while unchanged. Both ColBench suites keep one, so the rules live here once."""
+
+    def __init__(self, suite: str, *, split_sizes: Mapping[str, int],
+                 named_sets: Mapping[str, str], builtin_path: Callable[[str], Path],
+                 generate_split: Callable[[str], TaskSet],
+                 load_file: Callable[[Path, str | None], TaskSet]) -> None:
+        self.suite = suite
+        self.split_sizes = split_sizes
+        self.named_sets = named_sets
+        self._builtin_path = builtin_path
+        self._generate_split = generate_split
+        self._load_file = load_file
+        self._loaded: dict[Any, TaskSet] = {}
+        self._lock = threading.RLock()
+
+    def builtin(self, split: str) -> TaskSet:
+        """The built-in set of ``split``: from memory, else the disk cache, else generated."""
+        if split not in self.split_sizes:
+            raise ConfigError(f"the {self.suite} suite has splits {sorted(self.split_sizes)}, "
+                              f"not {split!r}")
+        with self._lock:
+            key = ("builtin", split)
+            if key not in self._loaded:
+                self._loaded[key] = load_or_generate(
+                    self._builtin_path(split), name=f"{self.suite}-{split}",
+                    size=self.split_sizes[split],
+                    generate=lambda: self._generate_split(split), lock=self._lock)
+            return self._loaded[key]
+
+    def load(self, split: str = "test", source: str | os.PathLike[str] | None = None
+             ) -> TaskSet:
+        """The tasks to run: ``split``'s built-in set, or what ``source`` names."""
+        if source is None:
+            return self.builtin(split)
+        return resolve_source(source, suite=self.suite, named_sets=self.named_sets,
+                              builtin=self.builtin, load_file=self._load_file,
+                              loaded=self._loaded, lock=self._lock)
+
+    def clear(self) -> None:
+        """Forget the sets loaded in this process (tests use it; the disk cache stays)."""
+        with self._lock:
+            self._loaded.clear()

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -40,9 +39,6 @@ SPLIT_SEEDS = {"test": 30250301, "train": 30250302}
 SPLIT_SIZES = {"test": 500, "train": 2000}
 NAMED_SETS = {f"{SUITE}-test": "test", f"{SUITE}-train": "train"}
 OFFICIAL_SOURCE = "colbench-official"
-
-_loaded: dict[Any, TaskSet] = {}
-_lock = threading.RLock()
 
 
 def cache_dir() -> Path:
@@ -111,15 +107,7 @@ def builtin_path(split: str) -> Path:
 
 def builtin_task_set(split: str) -> TaskSet:
     """The built-in set of ``split``: from memory, else the disk cache, else generated."""
-    if split not in SPLIT_SIZES:
-        raise ConfigError(f"the frontend suite has splits {sorted(SPLIT_SIZES)}, not {split!r}")
-    with _lock:
-        key = ("builtin", split)
-        if key not in _loaded:
-            _loaded[key] = taskcache.load_or_generate(
-                builtin_path(split), name=f"{SUITE}-{split}", size=SPLIT_SIZES[split],
-                generate=lambda: generate_split(split), lock=_lock)
-        return _loaded[key]
+    return _TASK_SETS.builtin(split)
 
 
 # -- the published format -----------------------------------------------------------------------
@@ -174,20 +162,19 @@ def load_task_file(path: str | Path, name: str | None = None) -> TaskSet:
     return task_set
 
 
+_TASK_SETS = taskcache.SuiteTaskSets(
+    SUITE, split_sizes=SPLIT_SIZES, named_sets=NAMED_SETS, builtin_path=builtin_path,
+    generate_split=generate_split, load_file=lambda path, name: load_task_file(path, name=name))
+
+
 def load_frontend_tasks(split: str = "test", source: str | os.PathLike[str] | None = None
                         ) -> TaskSet:
     """The frontend tasks to run: see the module docstring for what ``source`` may be."""
-    if source is None:
-        return builtin_task_set(split)
-    return taskcache.resolve_source(
-        source, suite=SUITE, named_sets=NAMED_SETS, builtin=builtin_task_set,
-        load_file=lambda path, name: load_task_file(path, name=name), loaded=_loaded,
-        lock=_lock)
+    return _TASK_SETS.load(split, source)
 
 
 def clear_memory_cache() -> None:
-    with _lock:
-        _loaded.clear()
+    _TASK_SETS.clear()
 
 
 # -- what `colbench data` asks of the frontend ----------------------------------------------------
