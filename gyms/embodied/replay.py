@@ -113,7 +113,8 @@ class SciWorldReplay(EnvReplay):
         super().__init__(workers=workers)
 
     def env_key(self, task: Task, record: EpisodeRecord, run: RunFacts) -> str:
-        return "sciworld"  # every episode plays in the default simplifications
+        # Every episode plays in the default simplifications; protocols play differently.
+        return f"sciworld-{run.protocol}"
 
     def comparable(self, text: str) -> str:
         """The text's items (its lines, and the items of each listing in a line) in sorted
@@ -129,7 +130,7 @@ class SciWorldReplay(EnvReplay):
         return "\n".join(sorted(items.elements()))
 
     def make_env(self, task: Task, record: EpisodeRecord, run: RunFacts) -> SciWorldEnv:
-        return SciWorldEnv(tasks=TaskSet(f"replay-{task.id}", [task]))
+        return SciWorldEnv(tasks=TaskSet(f"replay-{task.id}", [task]), protocol=run.protocol)
 
     def rollout(self, env: Any, task: Task, record: EpisodeRecord) -> Rollout:
         """The recorded actions stepped in ``env``, whose simulator must be deterministic: a

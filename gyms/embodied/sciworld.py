@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from colbench import actions
-from colbench.env import Message, Outcome, ScriptedAgent, TextEnv
+from colbench.env import DEFAULT_PROTOCOL, Message, Outcome, ScriptedAgent, TextEnv
 from colbench.errors import ColbenchError, ConfigError, EnvironmentFailure, MissingExtraError
+from colbench.gyms.embodied import sciworld_agentgym as agentgym
 from colbench.gyms.embodied.sciworld_tasks import (
     DEFAULT_TURN_BUDGET,
     load_sciworld_tasks,
@@ -243,7 +244,10 @@ class SciWorldEnv(TextEnv):
     ``simplifications``: ScienceWorld's simplification string (``""`` by default; ``"easy"``
     for all of them); ``gold_path``: generate the gold action sequence at every reset (the
     oracle otherwise uses the sequence shipped for the first 40 test tasks, or asks for it
-    once, before its first action).
+    once, before its first action); ``protocol``: ``colbench`` (default) or ``agentgym``
+    (AgentGym's server: its task list by index, first observation, ReAct parser, running
+    score as reward, step limit 100, no simplifications and 30 turns; splits ``test``,
+    ``all``, ``N-M``; see ``colbench.gyms.embodied.sciworld_agentgym``).
 
     ## Registered ids
 
@@ -262,15 +266,25 @@ class SciWorldEnv(TextEnv):
     #: ``colbench play`` sends each typed line as an action on Enter (actions are one line).
     one_line_actions: ClassVar[bool] = True
     max_text_length: ClassVar[int] = 100_000
+    protocols: ClassVar[tuple[str, ...]] = (DEFAULT_PROTOCOL, agentgym.PROTOCOL)
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
                  task_names: Sequence[str] | None = None, max_turns: int | None = None,
                  simplifications: str = "", gold_path: bool = False,
-                 render_mode: str | None = None) -> None:
+                 render_mode: str | None = None, protocol: str | None = None) -> None:
+        self.choose_protocol(protocol)
+        self.agentgym = self.protocol == agentgym.PROTOCOL
+        if self.agentgym and (simplifications or task_names):
+            raise ConfigError("--protocol agentgym plays AgentGym's task list without "
+                              "simplifications; it takes no simplifications or task_names")
+        if self.agentgym and max_turns is None:
+            max_turns = agentgym.MAX_TURNS
         if isinstance(tasks, TaskSet):
             task_set = tasks
         elif tasks is not None:
             task_set = TaskSet.load(tasks)
+        elif self.agentgym:
+            task_set = agentgym.load_agentgym_tasks(split)
         else:
             names = tuple(sorted(task_names)) if task_names else None
             task_set = load_sciworld_tasks(split, names)
@@ -287,6 +301,7 @@ class SciWorldEnv(TextEnv):
         self._simulator: Any = None
         self._gold: list[str] | None = None
         self._raw_score = 0
+        self._last_observation = ""
         self._deterministic: bool | None = None
 
     @property
@@ -312,6 +327,8 @@ class SciWorldEnv(TextEnv):
         return self._deterministic
 
     def system_prompt(self, task: Task) -> str:
+        if self.agentgym:
+            return agentgym.SYSTEM_PROMPT
         return system_prompt_text(self._episode_max_turns)
 
     # -- episodes ---------------------------------------------------------------------------
@@ -322,6 +339,10 @@ class SciWorldEnv(TextEnv):
             raise ConfigError(f"SciWorld task {task.id!r} needs privileged task_name and "
                               "variation")
         simulator = self.simulator
+        # AgentGym keeps ScienceWorld's default step limit; colbench's protocol has none.
+        simulator.envStepLimit = agentgym.STEP_LIMIT if self.agentgym else 10 ** 9
+        if self.agentgym:
+            return self._load_agentgym(task, name, variation, gold)
         try:
             simulator.load(name, variation, self.simplifications, generateGoldPath=gold)
             look = simulator.server.step("look around")
@@ -340,6 +361,37 @@ class SciWorldEnv(TextEnv):
         self._raw_score = 0
         return f"{description.strip()}\n\n{look.strip()}"
 
+    def _load_agentgym(self, task: Task, name: str, variation: int, gold: bool) -> str:
+        """AgentGym's reset: load, then the task description, a newline, and the answer to
+        ``look around`` (a move, as in AgentGym)."""
+        simulator = self.simulator
+        try:
+            simulator.load(name, variation, "", generateGoldPath=gold)
+            description = simulator.get_task_description()
+            look, _, _, info = simulator.step("look around")
+        except ValueError as exc:
+            raise ConfigError(f"SciWorld task {task.id!r}: {exc}") from exc
+        except Exception as exc:  # py4j: the JVM died or refused
+            raise EnvironmentFailure(f"ScienceWorld failed to load {task.id}: {exc}") from exc
+        self._gold = list(simulator.get_gold_action_sequence()) if gold else None
+        self._raw_score = int(info.get("score", 0))
+        return f"{description}\n{look}"
+
+    def _act_agentgym(self, action: str, last_turn: bool) -> Outcome:
+        """A turn by AgentGym's rules: its ReAct parser, ScienceWorld's own step (with its
+        step limit), and the running score as the reward."""
+        command = agentgym.react_action(action)
+        try:
+            observation, _, completed, info = self.simulator.step(command)
+        except Exception as exc:
+            if type(exc).__name__ == "Py4JJavaError":  # AgentGym's client: Invalid Action.
+                return self._outcome(f"Invalid Action.\n\n{self._last_observation}", False,
+                                     last_turn, command, self._raw_score)
+            raise EnvironmentFailure(f"ScienceWorld failed on {command!r}: {exc}") from exc
+        self._raw_score = int(info.get("score", 0))
+        self._last_observation = observation
+        return self._outcome(observation, bool(completed), last_turn, command, self._raw_score)
+
     def default_episode_max_turns(self, task: Task) -> int:
         if not self._budget_per_type:
             return self.max_turns
@@ -347,6 +399,7 @@ class SciWorldEnv(TextEnv):
 
     def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:
         observation = self._load(task, self.gold_path)
+        self._last_observation = observation
         return observation, {"score": 0.0, "raw_score": 0, "moves": 0}
 
     def gold_actions(self) -> list[str]:
@@ -364,6 +417,8 @@ class SciWorldEnv(TextEnv):
 
     def _act(self, action: str, *, last_turn: bool) -> Outcome:
         assert self.task is not None
+        if self.agentgym:
+            return self._act_agentgym(action, last_turn)
         command = extract_action(action)
         if not command:
             return self._outcome("Your message held no action. Reply with a ScienceWorld "
