@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,6 +77,8 @@ _OBJECT, _COLOR, _STATE = ("unseen", "empty", "wall", "floor", "door", "key", "b
     "red", "green", "blue", "purple", "yellow", "grey"), ("open", "closed", "locked")
 _DIRS = ((1, 0), (0, 1), (-1, 0), (0, -1))
 LEFT, RIGHT, FORWARD, PICKUP, DROP, TOGGLE = range(6)
+#: The most states one path search expands before it reports no path (see _find_path).
+MAX_SEARCH_POPS = 20_000
 #: What blocks a path or a drop, by a substring of the object's name.
 _BLOCKING = ("wall", "box", "lava", "ball", "key")
 
@@ -141,13 +144,19 @@ def _find_path(start: tuple[int, int], goal: tuple[int, int], seen: list[_Seen],
     """AgentGym's breadth-first search over (cell, direction), forward first: to stand on
     ``goal`` (``arrive``) or to face it. Cells outside the view ranges and cells holding a
     blocking object are closed; as in AgentGym, a state is closed only once expanded, and a
-    state reached again overwrites how it was reached."""
+    state reached again overwrites how it was reached. Since a state may be queued many
+    times, a search for an unreachable cell can grow without end; AgentGym's server then
+    hangs, this one gives up after :data:`MAX_SEARCH_POPS` states (no path)."""
     things = seen + barriers
     came_from: dict[tuple[tuple[int, int], int], tuple[tuple[tuple[int, int], int], int]] = {}
-    queue = [(start, direction)]
+    queue = deque([(start, direction)])
     expanded: set[tuple[tuple[int, int], int]] = set()
+    pops = 0
     while queue:
-        pos, facing = queue.pop(0)
+        pops += 1
+        if pops > MAX_SEARCH_POPS:
+            return None
+        pos, facing = queue.popleft()
         expanded.add((pos, facing))
         ahead = _DIRS[facing]
         reached = pos == goal if arrive else (goal[0] - pos[0], goal[1] - pos[1]) == ahead
@@ -425,6 +434,7 @@ class AgentGymOracle:
     primitives it did not suggest."""
 
     LOOKAHEAD = 64
+    ROLLOUT_SECONDS = 2.0
 
     def __init__(self, env: Any) -> None:
         self.env = env
@@ -455,18 +465,49 @@ class AgentGymOracle:
                     if terminated:
                         return used + 1 if reward > 0.5 else failed
                     suggestion = bot.replan(suggestion)
+            except _RolloutTimeout:
+                raise
             except Exception:  # noqa: BLE001  (the bot gives up on some layouts)
                 pass
         return failed
+
+    def _remaining_in_time(self, game: AgentGymBabyAI, primitives: list[int]) -> int:
+        """:meth:`_remaining`, given up after :data:`ROLLOUT_SECONDS`: minigrid's bot can
+        loop for ever looking for a drop cell in states it did not reach itself. The limit
+        needs a timer signal, so it holds in the main thread only (where the benchmark and
+        the tests play)."""
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return self._remaining(game, primitives)
+
+        def give_up(signum: int, frame: Any) -> None:
+            raise _RolloutTimeout
+
+        previous = signal.signal(signal.SIGALRM, give_up)
+        signal.setitimer(signal.ITIMER_REAL, self.ROLLOUT_SECONDS)
+        try:
+            return self._remaining(game, primitives)
+        except _RolloutTimeout:
+            return self.LOOKAHEAD * 2
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
 
     def next_action(self) -> str:
         """The available action after which a fresh bot has the fewest primitives left
         (ties: the longer macro)."""
         game = self.env.agentgym_game
         assert isinstance(game, AgentGymBabyAI)
-        scored = [(self._remaining(game, steps), -len(steps), name)
+        scored = [(self._remaining_in_time(game, steps), -len(steps), name)
                   for name, steps in game.view.actions.items() if steps]
         return min(scored)[2] if scored else "check available actions"
 
     def act(self, messages: Any) -> str:
         return f"Thought:\nFollow the plan.\n\nAction:\n{self.next_action()}"
+
+
+class _RolloutTimeout(BaseException):
+    """A bot rollout ran past AgentGymOracle.ROLLOUT_SECONDS (a BaseException, so that no
+    handler for errors inside the bot swallows it)."""

@@ -113,3 +113,16 @@ def test_an_agentgym_episode_replays_clean_under_its_protocol(env) -> None:
     run = RunFacts(env="colbench/BabyAI-v0", protocol="agentgym")
     clean = BabyAIReplay().check(task, record, run)
     assert clean.problems == [] and clean.metrics == record.metrics
+
+
+def test_a_path_search_for_an_enclosed_cell_reports_no_path() -> None:
+    # AgentGym's search re-queues states, so an unreachable cell can make it run for ever;
+    # ours stops after MAX_SEARCH_POPS states and reports no path.
+    goal = (3, 3)
+    walls = [agentgym._Seen("grey wall", (goal[0] + dx, goal[1] + dy), 1)
+             for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))]
+    path = agentgym._find_path((0, 0), goal, walls, [], 0, range(0, 7), range(0, 7),
+                               arrive=True)
+    assert path is None
+    assert agentgym._find_path((0, 0), (2, 0), walls, [], 0, range(0, 7), range(0, 7),
+                               arrive=True) == [agentgym.FORWARD, agentgym.FORWARD]
