@@ -38,7 +38,7 @@ ENVS: dict[str, tuple[str, tuple[str, ...], str]] = {
 }
 #: The splits each env has under a named protocol (the default protocol's are in ENVS).
 PROTOCOL_SPLITS: dict[str, dict[str, tuple[str, ...]]] = {
-    "agentgym": {"textcraft": ("test", "all"), "babyai": ("test",)},
+    "agentgym": {"textcraft": ("test", "all"), "babyai": ("test",), "sciworld": ("test",)},
 }
 
 
