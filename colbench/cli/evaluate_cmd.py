@@ -9,6 +9,7 @@ another run or that another process is writing).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
@@ -106,6 +107,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="cut every text of a record in episodes.jsonl beyond N characters, "
                         "with a marker saying how many were cut; never below "
                         f"--max-answer-chars (default: {DEFAULT_MAX_FIELD_CHARS:,})")
+    p.add_argument("--unsafe-no-sandbox-isolation", action="store_true",
+                   help="where the machine gives the code sandbox no private filesystem view "
+                        "or empty network (no root, no user namespaces), run the agents' code "
+                        "anyway: it can then read your files and use the network")
     add_executor_arguments(p)
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=run)
@@ -200,6 +205,14 @@ def run(args: argparse.Namespace) -> int:
     from colbench.runner.tables import summaries_table
 
     out = args.out or default_out_dir(args.env_id, args.model, args.split)
+    if args.unsafe_no_sandbox_isolation:
+        # The sandbox reads its opt-out from the environment, so the workers it starts, and
+        # any env that makes one, see it too; the flag only names the risk on the command line.
+        from colbench.sandbox import UNSAFE_ENV
+
+        os.environ[UNSAFE_ENV] = "1"
+        print("colbench evaluate: warning: --unsafe-no-sandbox-isolation: agents' code may "
+              "run without a private filesystem view or network isolation", file=sys.stderr)
     if not 0 <= args.max_error_rate <= 1:
         raise ConfigError(f"--max-error-rate must be between 0 and 1, got {args.max_error_rate}")
     if args.num_tasks is not None and args.num_tasks < 1:

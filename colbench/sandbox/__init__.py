@@ -14,7 +14,7 @@ share one hash) fails its call with the reason instead: the child checks the bou
 sends, and the evaluator again as it decodes (see ``_wire`` and :class:`SandboxLimits`).
 """
 
-from colbench.sandbox._pool import Sandbox
+from colbench.sandbox._pool import UNSAFE_ENV, Sandbox
 from colbench.sandbox._shared import get_sandbox
 from colbench.sandbox._types import (
     REFERENCE_BLOCKLIST,
@@ -26,6 +26,6 @@ from colbench.sandbox._types import (
 )
 
 __all__ = [
-    "REFERENCE_BLOCKLIST", "CallResult", "Sandbox", "SandboxLimits", "Verdict", "VerdictStatus",
-    "get_sandbox", "values_equal",
+    "REFERENCE_BLOCKLIST", "UNSAFE_ENV", "CallResult", "Sandbox", "SandboxLimits", "Verdict",
+    "VerdictStatus", "get_sandbox", "values_equal",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import sys
 
 import pytest
@@ -82,3 +83,21 @@ def test_progress_bar_shows_episodes_success_and_rate(tmp_path, guess_env_id, mo
     successes = sum(1 for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()
                     if '"success":true' in line)
     assert f"success={100 * successes / 5:.1f}%" in bar
+
+
+def test_the_unsafe_sandbox_opt_out_is_a_flag_that_names_its_risk(tmp_path, guess_env_id,
+                                                                   capsys, monkeypatch):
+    from colbench.sandbox import UNSAFE_ENV
+
+    monkeypatch.delenv(UNSAFE_ENV, raising=False)
+    code = main(["evaluate", guess_env_id, "--model", "scripted:oracle", "--num-tasks", "1",
+                 "--out", str(tmp_path / "plain"), "--no-progress"])
+    assert code == 0 and UNSAFE_ENV not in os.environ
+    assert "unsafe" not in capsys.readouterr().err
+    code = main(["evaluate", guess_env_id, "--model", "scripted:oracle", "--num-tasks", "1",
+                 "--out", str(tmp_path / "unsafe"), "--no-progress",
+                 "--unsafe-no-sandbox-isolation"])
+    # The sandbox (and its workers) read the opt-out from the environment; the delenv above
+    # takes it away again when the test ends.
+    assert code == 0 and os.environ[UNSAFE_ENV] == "1"
+    assert "warning: --unsafe-no-sandbox-isolation" in capsys.readouterr().err
