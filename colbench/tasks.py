@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -145,3 +146,23 @@ class TaskSet(Sequence[Task]):
                                   f"manifest ({manifest.hash}); the file was changed")
             task_set.name = name or manifest.name
         return task_set
+
+
+def index_split(split: str, *, env: str, test_size: int, count: int | None = None,
+                bounded: bool = False) -> range:
+    """The task indices a split names in an index-numbered task list (a seed's data indices):
+    ``test`` (0 to ``test_size - 1``), ``all`` (0 to ``count - 1``, where ``count`` is given)
+    or ``N-M`` (N to M inclusive; with ``bounded``, M must be below ``count``). ConfigError
+    names ``env`` and the forms it takes otherwise."""
+    if split == "test":
+        return range(test_size)
+    if split == "all" and count is not None:
+        return range(count)
+    match = re.fullmatch(r"(\d+)-(\d+)", split)
+    if match and int(match[1]) <= int(match[2]) and not (
+            bounded and count is not None and int(match[2]) >= count):
+        return range(int(match[1]), int(match[2]) + 1)
+    forms = "test, all or N-M" if count is not None else "test or N-M"
+    limits = f" 0-{count - 1}" if bounded and count is not None else ""
+    raise ConfigError(f"unknown {env} split {split!r} under --protocol agentgym: use {forms} "
+                      f"(AgentGym data indices{limits})")

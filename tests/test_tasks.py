@@ -58,3 +58,19 @@ def test_subset_keeps_order():
     assert ts.subset(None) is ts
     with pytest.raises(ConfigError):
         ts.subset(0)
+
+
+def test_index_splits_name_test_all_and_ranges_and_refuse_the_rest():
+    from colbench.tasks import index_split
+
+    assert index_split("test", env="E", test_size=3) == range(3)
+    assert index_split("4-6", env="E", test_size=3) == range(4, 7)
+    assert index_split("all", env="E", test_size=3, count=10) == range(10)
+    assert index_split("8-12", env="E", test_size=3, count=10) == range(8, 13)  # wraps later
+    for bad, kwargs in (("all", {}), ("6-4", {}), ("x", {"count": 10}),
+                        ("8-12", {"count": 10, "bounded": True})):
+        with pytest.raises(ConfigError, match=f"unknown E split '{bad}' under --protocol "
+                                              "agentgym: use test"):
+            index_split(bad, env="E", test_size=3, **kwargs)
+    with pytest.raises(ConfigError, match=r"AgentGym data indices 0-9\)"):
+        index_split("0-10", env="E", test_size=3, count=10, bounded=True)

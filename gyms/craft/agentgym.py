@@ -36,10 +36,9 @@ import functools
 import re
 from collections.abc import Sequence
 
-from colbench.errors import ConfigError
 from colbench.gyms.craft.recipes import RecipeBook, display_name, load_recipe_book, normalise_name
 from colbench.gyms.craft.tasks import DEFAULT_DISTRACTORS, SUITE, observation_for
-from colbench.tasks import Task, TaskSet
+from colbench.tasks import Task, TaskSet, index_split
 
 PROTOCOL = "agentgym"
 #: AgentGym's TextCraft turn budget (``max_round`` in its example scripts).
@@ -82,15 +81,7 @@ def load_agentgym_tasks(split: str = "test", recipes: str | None = None) -> Task
     AgentGym)."""
     book = load_recipe_book(recipes)
     goals = goal_order(book)
-    if split == "test":
-        indices = range(TEST_SIZE)
-    elif split == "all":
-        indices = range(len(goals))
-    elif (match := re.fullmatch(r"(\d+)-(\d+)", split)) and int(match[1]) <= int(match[2]):
-        indices = range(int(match[1]), int(match[2]) + 1)
-    else:
-        raise ConfigError(f"unknown TextCraft split {split!r} under --protocol agentgym: use "
-                          "test, all or N-M (AgentGym data indices)")
+    indices = index_split(split, env="TextCraft", test_size=TEST_SIZE, count=len(goals))
     tasks = []
     for index in indices:
         goal = goals[index % len(goals)]

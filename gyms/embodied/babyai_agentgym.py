@@ -35,13 +35,11 @@ restates its rules in colbench's code:
 from __future__ import annotations
 
 import functools
-import re
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from colbench.errors import ConfigError
-from colbench.tasks import Task, TaskSet
+from colbench.tasks import Task, TaskSet, index_split
 
 PROTOCOL = "agentgym"
 MAX_TURNS = 20
@@ -94,13 +92,7 @@ def task_id(index: int) -> str:
 @functools.lru_cache(maxsize=16)
 def load_agentgym_tasks(split: str = "test") -> TaskSet:
     """Tasks of ``split``: ``test`` (indices 0-89) or ``N-M`` (indices N to M inclusive)."""
-    if split == "test":
-        indices = range(TEST_SIZE)
-    elif (match := re.fullmatch(r"(\d+)-(\d+)", split)) and int(match[1]) <= int(match[2]):
-        indices = range(int(match[1]), int(match[2]) + 1)
-    else:
-        raise ConfigError(f"unknown BabyAI split {split!r} under --protocol agentgym: use test "
-                          "or N-M (AgentGym data indices)")
+    indices = index_split(split, env="BabyAI", test_size=TEST_SIZE)
     tasks = []
     for index in indices:
         variant, seed = LEVELS[index % len(LEVELS)], index // len(LEVELS)

@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from importlib import resources
 
 from colbench.errors import ConfigError
-from colbench.tasks import Task, TaskSet
+from colbench.tasks import Task, TaskSet, index_split
 
 PROTOCOL = "agentgym"
 MAX_TURNS = 30
@@ -82,16 +81,8 @@ def load_agentgym_tasks(split: str = "test") -> TaskSet:
     counts = {name: sum(len(entry[s]) for s in ("train", "dev", "test"))
               for name, entry in table.items()}
     games = agentgym_games(counts)
-    if split == "test":
-        indices = range(TEST_SIZE)
-    elif split == "all":
-        indices = range(len(games))
-    elif (match := re.fullmatch(r"(\d+)-(\d+)", split)) and \
-            int(match[1]) <= int(match[2]) < len(games):
-        indices = range(int(match[1]), int(match[2]) + 1)
-    else:
-        raise ConfigError(f"unknown SciWorld split {split!r} under --protocol agentgym: use "
-                          f"test, all or N-M (AgentGym data indices 0-{len(games) - 1})")
+    indices = index_split(split, env="SciWorld", test_size=TEST_SIZE, count=len(games),
+                          bounded=True)
     return TaskSet(f"sciworld-agentgym-{split}", [
         Task(id=task_id(i), suite="sciworld", split=split,
              prompt=f"ScienceWorld (AgentGym index {i}): {games[i][0]}, variation {games[i][1]}.",
