@@ -263,6 +263,8 @@ class SciWorldEnv(TextEnv):
     env_id: ClassVar[str] = "colbench/SciWorld"
     version: ClassVar[str] = "0"
     default_max_turns: ClassVar[int] = 30
+    #: What ``colbench list envs`` and ``describe`` show: ScienceWorld's own three splits.
+    splits: ClassVar[tuple[str, ...]] = ("test", "dev", "train")
     #: ``colbench play`` sends each typed line as an action on Enter (actions are one line).
     one_line_actions: ClassVar[bool] = True
     max_text_length: ClassVar[int] = 100_000

@@ -47,7 +47,8 @@ def test_an_env_whose_extra_is_missing_says_so(monkeypatch, capsys):
     assert not info.installed
     assert info.problem == ("not installed: pip install 'colbench[embodied]' (missing "
                             "scienceworld)")
-    assert info.splits == {"test": None, "train": None}  # nothing made, nothing counted
+    # ScienceWorld's own three splits, none made or counted
+    assert info.splits == {"test": None, "dev": None, "train": None}
     assert main(["list", "envs", "--no-counts"]) == 0
     out = capsys.readouterr().out
     block = out[out.index("  colbench/SciWorld-v0"):].split("\n  colbench")[0]
