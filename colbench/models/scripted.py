@@ -1,7 +1,9 @@
-"""``scripted:NAME``: deterministic agents that each env defines (oracle, no-ask, asker...).
+"""``scripted:NAME``: deterministic agents that each env defines (oracle, no-ask, random...).
 
 A scripted agent may read the env's privileged data (the oracle must, to prove that every task
-is solvable), so it binds to each episode's env through :meth:`ScriptedModel.bind_episode`;
+is solvable), so it binds to each episode's env through :meth:`ScriptedModel.bind_episode`; a
+blind baseline (:class:`colbench.baselines.BlindAgent`) drops the env and gets only the
+episode's seed, so that it works from the chat alone as a model does;
 :meth:`ScriptedModel.check_env` asks the env, before any episode, whether it defines the agent.
 ``scripted:human`` is the person at the terminal, used by ``colbench play``.
 """
@@ -12,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from colbench.baselines import BlindAgent
 from colbench.errors import ConfigError
 from colbench.models.base import (
     BaseChatModel,
@@ -34,7 +37,10 @@ class ScriptedModel(BaseChatModel):
         env.unwrapped.scripted_agent(self.agent_name)
 
     def bind_episode(self, env: Any, context: EpisodeContext) -> BaseChatModel:
-        return _BoundScripted(self.name, env.unwrapped.scripted_agent(self.agent_name))
+        agent = env.unwrapped.scripted_agent(self.agent_name)
+        if isinstance(agent, BlindAgent):
+            agent.seed = int(context.seed)
+        return _BoundScripted(self.name, agent)
 
     def generate(self, conversations: Sequence[Conversation],
                  params: SamplingParams | None = None) -> list[Completion]:

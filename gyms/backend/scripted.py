@@ -1,15 +1,22 @@
-"""Scripted agents for the backend suite (``scripted:oracle``, ``scripted:no-ask``,
-``scripted:asker``).
+"""Scripted agents for the backend suite.
 
-- ``oracle`` answers at once with the reference function (it reads privileged data, to prove
-  that every task is solvable).
-- ``no-ask`` answers at once with what the public request alone suggests: the task's family
-  rendered with its naive values; for an imported official task (no family), a function with
-  the right signature that returns a default.
-- ``asker`` asks one plain question per open detail (the family's own question text, which is
-  public knowledge of the family), reads the values out of the simulated human's answers, and
-  answers with the family's code rendered from what it was told, falling back to the naive value
-  for anything it could not read. It never reads the task's facts or reference.
+Baselines (they see only what a model sees: the chat):
+
+- ``no-ask`` answers at once from the request alone: a function with the signature the
+  request ends with and a plain guess for a body (the first quoted label the request names,
+  ``False`` for a yes/no question, else ``0``). It is the blind floor: what a model scores
+  that never asks.
+
+Not baselines (they read hidden data, each for a reason):
+
+- ``oracle`` answers at once with the reference function, to prove every task solvable.
+- ``generator-check`` checks that the built-in simulated human and the task generator agree:
+  it reads the generator's hidden ``family`` and ``open_details``, asks the family's own
+  question for each detail, reads the values out of the simulated human's answers and renders
+  the family's template with them. It scores 100% on the built-in tasks by construction (and
+  near 0 on imported ones, which have no family), so its number says that the simulator
+  answers every question the generator expects, never how well an agent does. It was called
+  ``asker``; that name still works, with a warning, for a deprecation period.
 
 Each agent works out where it is from the messages alone (it counts its own earlier messages),
 so it keeps no state between calls.
@@ -21,6 +28,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from colbench.baselines import BlindAgent, ScriptedAgents, first_user_message
 from colbench.env import ScriptedAgent
 from colbench.gyms.backend.families import Family, Param, get_family
 from colbench.gyms.backend.generator import SIGNATURE_LEAD
@@ -30,22 +38,47 @@ Message = dict[str, str]
 ANSWER_PREFIX = "I WANT TO ANSWER:\n"
 _SIGNATURE = re.compile(r"def\s+([A-Za-z_]\w*)\s*\(([^)]*)\)")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_QUOTED_LABEL = re.compile(r"'([^'\n]{1,40})'")
+
+
+def signature_in(request: str) -> tuple[str, str] | None:
+    """``(function name, argument list)`` of the last ``def`` line in ``request`` (the
+    signature line the request ends with), or None when it has none."""
+    for text in (request.rsplit(SIGNATURE_LEAD, 1)[-1], request):
+        matches = _SIGNATURE.findall(text)
+        if matches:
+            name, args = matches[-1]
+            return name, args.strip()
+    return None
 
 
 def public_signature(task: Task) -> tuple[str, str]:
     """``(function name, argument list)`` from the public prompt's signature line (falling
     back to ``metadata["signature"]``, which is public too)."""
-    for text in (task.prompt.rsplit(SIGNATURE_LEAD, 1)[-1], task.prompt,
-                 str(task.metadata.get("signature", ""))):
-        matches = _SIGNATURE.findall(text)
-        if matches:
-            name, args = matches[-1]
-            return name, args.strip()
+    for text in (task.prompt, str(task.metadata.get("signature", ""))):
+        found = signature_in(text)
+        if found:
+            return found
     return "solution", "*args"
 
 
+def blind_code(request: str) -> str:
+    """What the ``no-ask`` baseline answers to ``request``: the signature it names and a plain
+    guess for the value (no family, no hidden detail: the request is all it reads)."""
+    name, args = signature_in(request) or ("solution", "*args")
+    labels = _QUOTED_LABEL.findall(request)
+    if re.search(r"\bTrue or False\b", request):
+        value = "False"
+    elif labels:
+        value = repr(labels[0])
+    else:
+        value = "0"
+    return f"def {name}({args}):\n    return {value}\n"
+
+
 def naive_code(task: Task) -> str:
-    """The implementation the public request alone suggests."""
+    """The family's template with its naive values (what the generator makes sure fails), for
+    ``generator-check`` to fall back on; a function returning 0 when the task has no family."""
     name, args = public_signature(task)
     family = get_family(task.metadata.get("family"))
     if family is None:
@@ -123,15 +156,19 @@ class OracleAgent(ScriptedAgent):
         return ANSWER_PREFIX + self.env.unwrapped.privileged()["ground_truth"]
 
 
-class NoAskAgent(ScriptedAgent):
-    """Answers at turn 1 from the public request alone."""
+class NoAskAgent(BlindAgent):
+    """The blind baseline: answers at turn 1 from the request in the chat alone."""
 
     def act(self, messages: Sequence[Message]) -> str:
-        return ANSWER_PREFIX + naive_code(self.env.unwrapped.task)
+        return ANSWER_PREFIX + blind_code(first_user_message(messages))
 
 
-class AskerAgent(ScriptedAgent):
-    """Asks about each open detail, one per turn, then answers from what it was told."""
+class GeneratorCheckAgent(ScriptedAgent):
+    """Not a baseline: checks that the simulated human answers what the generator expects.
+
+    It reads the task's hidden ``family`` and ``open_details``, asks the family's question
+    for each detail, one per turn, then renders the family's template from what it was told.
+    On built-in tasks it succeeds exactly when simulator and generator agree."""
 
     def _max_questions(self) -> int:
         env = self.env.unwrapped
@@ -175,8 +212,6 @@ class AskerAgent(ScriptedAgent):
             return family.render(family.naive_values(), name)
 
 
-SCRIPTED_AGENTS: dict[str, type[ScriptedAgent]] = {
-    "oracle": OracleAgent,
-    "no-ask": NoAskAgent,
-    "asker": AskerAgent,
-}
+SCRIPTED_AGENTS = ScriptedAgents(
+    {"oracle": OracleAgent, "no-ask": NoAskAgent, "generator-check": GeneratorCheckAgent},
+    deprecated={"asker": "generator-check"})

@@ -2,7 +2,8 @@
 
 - ``oracle`` answers at once with the target HTML (it reads privileged data, to prove that
   every task is solvable and that the scorer gives a perfect page its top score).
-- ``no-ask`` answers at once with a page built from the public description alone: the brand
+- ``no-ask`` is the blind baseline: it answers at once with a page built from the description
+  in the chat alone (it keeps no handle on the env, so it cannot read the target): the brand
   and business it names, a colour and a dark look when it mentions them, and the sections its
   words suggest, in a usual order, styled with ordinary Tailwind classes. It never asks.
 """
@@ -13,6 +14,7 @@ import html as html_lib
 import re
 from collections.abc import Sequence
 
+from colbench.baselines import BlindAgent, first_user_message
 from colbench.env import ScriptedAgent
 from colbench.gyms.frontend.generator import vocab
 from colbench.gyms.frontend.protocol import ANSWER_MARKER
@@ -125,14 +127,11 @@ class OracleAgent(ScriptedAgent):
         return _answer(self.env.unwrapped.privileged()["ground_truth"])
 
 
-class NoAskAgent(ScriptedAgent):
-    """Answers at once with a page from the description alone."""
+class NoAskAgent(BlindAgent):
+    """The blind baseline: answers at once with a page from the description in the chat."""
 
     def act(self, messages: Sequence[Message]) -> str:
-        task = self.env.unwrapped.task
-        description = task.prompt if task is not None else next(
-            (m["content"] for m in messages if m.get("role") == "user"), "")
-        return _answer(page_from_description(description))
+        return _answer(page_from_description(first_user_message(messages)))
 
 
 SCRIPTED_AGENTS = {"oracle": OracleAgent, "no-ask": NoAskAgent}

@@ -1,24 +1,29 @@
 """The backend's scripted agents, against a tiny fake answerer (the real env and simulator are
-tested in their own files): the oracle solves every task, no-ask solves none, and the asker
-recovers the hidden values from plain answers and passes all ten tests."""
+tested in their own files): the oracle solves every task, the blind no-ask baseline reads only
+the chat and solves almost none, and the generator check recovers the hidden values from plain
+answers and passes all ten tests."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 
+from colbench.baselines import _warned
 from colbench.env import ScriptedAgent
 from colbench.gyms.backend.families import FAMILIES, get_family
 from colbench.gyms.backend.generator import draw_task, generate_tasks, run_calls
 from colbench.gyms.backend.scripted import (
     ANSWER_PREFIX,
     SCRIPTED_AGENTS,
-    AskerAgent,
+    GeneratorCheckAgent,
     NoAskAgent,
     OracleAgent,
+    blind_code,
     naive_code,
+    public_signature,
     question_groups,
 )
 from colbench.gyms.backend.tasks import SPLIT_SEEDS, convert_official_rows
@@ -86,8 +91,22 @@ def test_tasks() -> list[Task]:
 
 
 def test_the_env_gets_the_three_agents():
-    assert SCRIPTED_AGENTS == {"oracle": OracleAgent, "no-ask": NoAskAgent, "asker": AskerAgent}
+    assert SCRIPTED_AGENTS == {"oracle": OracleAgent, "no-ask": NoAskAgent,
+                               "generator-check": GeneratorCheckAgent}
     assert all(issubclass(cls, ScriptedAgent) for cls in SCRIPTED_AGENTS.values())
+    assert list(SCRIPTED_AGENTS) == ["oracle", "no-ask", "generator-check"]  # no "asker"
+
+
+def test_asker_is_a_deprecated_name_of_the_generator_check(caplog):
+    """Users' scripts that say scripted:asker keep working, with a line naming the new name."""
+    _warned.discard("asker")
+    with caplog.at_level(logging.WARNING, logger="colbench"):
+        assert SCRIPTED_AGENTS.get("asker") is GeneratorCheckAgent
+        assert SCRIPTED_AGENTS.get("asker") is GeneratorCheckAgent
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == ["colbench: scripted:asker is deprecated and will be removed; "
+                     "use scripted:generator-check"]
+    assert "asker" not in SCRIPTED_AGENTS and SCRIPTED_AGENTS.get("askr") is None
 
 
 def test_oracle_answers_at_once_with_the_reference(test_tasks):
@@ -99,17 +118,28 @@ def test_oracle_answers_at_once_with_the_reference(test_tasks):
 
 
 def test_no_ask_answers_at_once_from_the_request_alone(test_tasks):
-    """It fails every generated task (each is validated against exactly this guess), and its
-    answer does not change when it cannot see any privileged data."""
+    """It keeps no env, so poisoning the task's privileged data and hidden metadata changes
+    nothing; it solves almost nothing (a blind floor), and the oracle is its ceiling."""
     successes = 0
     for task in test_tasks:
         code, turns = run_episode(NoAskAgent, task, statement_answerer)
         assert turns == 1
-        blind, _ = run_episode(NoAskAgent, task, statement_answerer, hide_privileged=True)
+        poisoned = task.model_copy(update={
+            "privileged": {"ground_truth": "def f(): return 'poison'", "facts": []},
+            "metadata": {"family": "taxi_fare", "open_details": ["poison"]}})
+        blind, _ = run_episode(NoAskAgent, poisoned, statement_answerer)
         assert blind == code
+        assert code.startswith(f"def {public_signature(task)[0]}(")
         successes += passed(task, code) == 10
-    assert successes / len(test_tasks) < 0.2
-    assert successes == 0
+    assert successes / len(test_tasks) < 0.05
+
+
+def test_no_ask_guesses_a_plain_value_from_the_request():
+    sig = "\n\nThe signature of the function is: def f(x)"
+    assert blind_code("Returns True or False." + sig) == "def f(x):\n    return False\n"
+    assert blind_code("One of 'weak', 'strong'." + sig) == "def f(x):\n    return 'weak'\n"
+    assert blind_code("The fee." + sig) == "def f(x):\n    return 0\n"
+    assert blind_code("no signature at all") == "def solution(*args):\n    return 0\n"
 
 
 @pytest.mark.parametrize("answer", [statement_answerer, value_answerer],
@@ -120,7 +150,7 @@ def test_asker_recovers_every_value_and_passes_all_tests(test_tasks, answer):
     successes = 0
     failures = []
     for task in test_tasks:
-        code, turns = run_episode(AskerAgent, task, answer, hide_privileged=True)
+        code, turns = run_episode(GeneratorCheckAgent, task, answer, hide_privileged=True)
         assert turns == len(task.metadata["open_details"]) + 1 <= 10
         ok = passed(task, code) == 10
         successes += ok
@@ -133,7 +163,7 @@ def test_asker_recovers_every_value_and_passes_all_tests(test_tasks, answer):
 
 def test_asker_writes_exactly_the_reference_when_told_everything(test_tasks):
     for task in test_tasks[:300]:
-        code, _ = run_episode(AskerAgent, task, statement_answerer, hide_privileged=True)
+        code, _ = run_episode(GeneratorCheckAgent, task, statement_answerer, hide_privileged=True)
         assert code == task.privileged["ground_truth"]
 
 
@@ -141,7 +171,7 @@ def test_asker_asks_the_familys_question_for_each_open_detail():
     family = get_family("shipping_cost")
     task = draw_task(family, "test", 0, 5)
     env = FakeEnv(task, hide_privileged=True)
-    agent = AskerAgent(env)
+    agent = GeneratorCheckAgent(env)
     messages: list[dict[str, str]] = [{"role": "user", "content": task.prompt}]
     asked = []
     for _ in family.params:
@@ -158,7 +188,7 @@ def test_asker_asks_the_familys_question_for_each_open_detail():
 def test_asker_combines_questions_when_the_budget_is_short():
     family = get_family("ticket_price")
     task = draw_task(family, "test", 3, 9)
-    code, turns = run_episode(AskerAgent, task, statement_answerer, max_turns=4,
+    code, turns = run_episode(GeneratorCheckAgent, task, statement_answerer, max_turns=4,
                               hide_privileged=True)
     assert turns == 4
     assert passed(task, code) == 10
@@ -168,7 +198,7 @@ def test_asker_combines_questions_when_the_budget_is_short():
 def test_asker_always_fits_a_short_budget(family):
     task = draw_task(family, "test", 1, 2)
     for max_turns in (2, 3, 5):
-        _, turns = run_episode(AskerAgent, task, statement_answerer, max_turns=max_turns,
+        _, turns = run_episode(GeneratorCheckAgent, task, statement_answerer, max_turns=max_turns,
                                hide_privileged=True)
         assert turns <= max_turns
 
@@ -192,7 +222,7 @@ def test_official_tasks_get_a_default_function_with_the_right_signature():
              "ground_truth": "def fee(amount, kind):\n    return amount * 2\n",
              "test_cases": ["fee(1, 'a')", "fee(2, 'b')"]}]
     task = official(rows)[0]
-    for agent in (NoAskAgent, AskerAgent):
+    for agent in (NoAskAgent, GeneratorCheckAgent):
         code, turns = run_episode(agent, task, statement_answerer, hide_privileged=True)
         assert turns == 1
         assert code.startswith("def fee(amount, kind):")
