@@ -16,6 +16,7 @@ carries the episode's ``metrics``, so a cut-off episode is still scored and reco
 from __future__ import annotations
 
 import abc
+import numbers
 import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -83,6 +84,22 @@ class ScriptedAgent(abc.ABC):
         """The agent's next message, given the chat so far."""
 
 
+def episode_turn_budget(value: Any) -> int | None:
+    """The ``max_turns`` of ``reset(options=...)``, checked: a whole number of at least 1, or
+    None (the env's own budget for the task).
+
+    This is the Gymnasium way to set a budget for one episode (a horizon curriculum grows it
+    step by step); it holds for that episode only, and the next ``reset`` without it goes back
+    to the env's own budget. Checked before the env changes anything, so a bad value leaves the
+    episode in progress as it was."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ConfigError(f"reset(options={{'max_turns': ...}}) takes a whole number of turns "
+                          f"of at least 1, got {value!r}")
+    return int(value)
+
+
 class TextEnv(gym.Env[str, str], abc.ABC):
     """Base of colbench's text environments. See the module docstring."""
 
@@ -147,15 +164,13 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         super().reset(seed=seed)
         options = dict(options or {})
         task_id = options.pop("task_id", None)
-        max_turns = options.pop("max_turns", None)
+        max_turns = episode_turn_budget(options.pop("max_turns", None))
         if task_id is not None:
             task = self.tasks.get(str(task_id))
         else:
             task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
-        self._episode_max_turns = (int(max_turns) if max_turns is not None
+        self._episode_max_turns = (max_turns if max_turns is not None
                                    else self.default_episode_max_turns(task))
-        if self._episode_max_turns < 1:
-            raise ConfigError(f"max_turns must be at least 1, got {max_turns}")
         self.task = task
         self.turn = 0
         self._done = False

@@ -60,6 +60,9 @@ class EpisodeRecord(BaseModel):
     error: str | None = None
     attempts: int = 1
     system_prompt: str | None = None
+    #: The turn budget the episode was reset with (``reset(options={"max_turns": N})``, from
+    #: :attr:`EvalConfig.max_turns`, as a horizon curriculum sets it); None: the env's own.
+    max_turns: int | None = None
     turns: list[TurnRecord] = Field(default_factory=list)
     final_answer: str | None = None
     metrics: dict[str, Any] = Field(default_factory=dict)

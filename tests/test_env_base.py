@@ -76,6 +76,30 @@ def test_per_episode_max_turns_for_horizon_curricula():
         env.reset(options={"max_turns": 0})
 
 
+def test_reset_option_budget_holds_for_one_episode_only():
+    env = EchoEnv(tasks(), max_turns=5)
+    _, info = env.reset(options={"task_id": "e0", "max_turns": 3})
+    assert info["max_turns"] == 3
+    ends = [env.step("nope")[2:4] for _ in range(3)]
+    assert ends == [(False, False), (False, False), (False, True)]  # truncated at turn 3
+    _, info = env.reset(options={"task_id": "e0"})
+    assert info["max_turns"] == 5  # back to the env's own budget
+    ends = [env.step("nope")[2:4] for _ in range(5)]
+    assert ends[-1] == (False, True) and all(e == (False, False) for e in ends[:-1])
+
+
+@pytest.mark.parametrize("bad", [0, -2, 2.5, "3", True, [3]])
+def test_bad_reset_budget_is_named_and_leaves_the_episode_alone(bad):
+    env = EchoEnv(tasks())
+    env.reset(options={"task_id": "e1", "max_turns": 2})
+    with pytest.raises(ConfigError, match=r"reset\(options=\{'max_turns': \.\.\.\}\).*at least 1"):
+        env.reset(options={"task_id": "e2", "max_turns": bad})
+    # The episode in progress keeps its task and its budget.
+    assert env.step("nope")[2:4] == (False, False)
+    _, _, _, truncated, info = env.step("nope")
+    assert truncated and info["task_id"] == "e1" and info["max_turns"] == 2
+
+
 class TimerEnv(TextEnv):
     """A wrapped game with its own clock: "tick" uses one of ``ticks`` steps, "win" solves it.
     Running out of ticks truncates the episode before the turn budget does; ``both`` makes the

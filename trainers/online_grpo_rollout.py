@@ -407,8 +407,6 @@ class RolloutEngine:
         settings = self.settings
         env_kwargs = dict(settings.env_kwargs)
         env_kwargs.setdefault("split", settings.split)
-        if budget is not None:
-            env_kwargs["max_turns"] = budget
         config = EvalConfig(
             env=env, model=f"online-grpo:step-{step}", out=folder, split=settings.split,
             trials=settings.num_generations, concurrency=settings.concurrency,
@@ -417,7 +415,7 @@ class RolloutEngine:
             sampling=SamplingParams(temperature=settings.temperature,
                                     max_tokens=settings.max_new_tokens, logprobs=True),
             max_env_retries=settings.env_retries, max_consecutive_failures=0, resume=False,
-            progress=False)
+            progress=False, max_turns=budget)  # the curriculum's budget: reset options
         recorder = RolloutRecorder()
         runner = Runner(config, model=policy, hooks=[recorder])
         try:

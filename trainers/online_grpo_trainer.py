@@ -9,7 +9,8 @@ colbench supplies the rollouts through ``rollout_func`` and the advantages:
    keeps observations and the simulated person's replies out of the loss. The episodes are
    written as run directories under ``OUT/rollouts/step-NNNNNN/ENV``.
 2. **Horizon curriculum** (:mod:`colbench.trainers.online_grpo_curriculum`): each step's turn
-   budget, passed to the env as its ``max_turns``.
+   budget, passed to every episode's ``reset(options={"max_turns": N})`` through the
+   runner's ``EvalConfig.max_turns`` (the env is made with its own arguments, unchanged).
 3. **Cross-policy sampling**: a turn's action comes from a stale snapshot (refreshed every
    ``snapshot_every`` steps) or a pool model with probability ``cross_policy_prob``.
 4. **Advantages** (:mod:`colbench.trainers.online_grpo_advantages`): the group advantage, then

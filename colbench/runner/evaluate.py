@@ -51,6 +51,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from colbench.env import episode_turn_budget
 from colbench.errors import ConfigError, MissingExtraError, ModelFailure
 from colbench.models.base import BaseChatModel, EpisodeContext, SamplingParams
 from colbench.records import EpisodeRecord, Summary, TaskSetRef, TurnRecord
@@ -121,9 +122,20 @@ class EvalConfig:
     #: A system prompt of the user's own (``--system-prompt FILE``) sent in place of the
     #: env's, e.g. the exact prompt a model was trained with; None: the env's own.
     system_prompt: str | None = None
+    #: A turn budget for every episode, sent with each reset as
+    #: ``options={"max_turns": N}`` and written in each record; None: the env's own budget.
+    #: The CLI's ``--max-turns`` sets the env's constructor budget instead, which plays the
+    #: same for a whole run; this one lets a caller that runs many short runs (a horizon
+    #: curriculum) change the budget per run without changing the env's arguments.
+    max_turns: int | None = None
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
+        if self.max_turns is not None:
+            try:
+                episode_turn_budget(self.max_turns)
+            except ConfigError as exc:
+                raise ConfigError(f"EvalConfig.max_turns: {exc}") from exc
         if self.system_prompt is not None and not self.system_prompt.strip():
             raise ConfigError("--system-prompt: the file is empty (leave the flag out to use "
                               "the env's own system prompt)")
@@ -273,7 +285,10 @@ class Runner:
                 "sampling": asdict(self.config.sampling),
                 # Another system prompt is another run; runs without one keep their identity.
                 **({"system_prompt": self.config.system_prompt}
-                   if self.config.system_prompt is not None else {})}
+                   if self.config.system_prompt is not None else {}),
+                # Likewise another per-episode budget (runs without one keep theirs).
+                **({"max_turns": self.config.max_turns}
+                   if self.config.max_turns is not None else {})}
 
     def _prepare_out(self) -> set[tuple[str, int]]:
         records = self.run_dir.prepare(self.run_identity(), resume=self.config.resume,
@@ -306,8 +321,14 @@ class Runner:
 
     async def _episode_once(self, env: Any, context: EpisodeContext) -> EpisodeRecord:
         started = time.time()
+        options: dict[str, Any] = {"task_id": context.task_id}
+        if self.config.max_turns is not None:
+            options["max_turns"] = self.config.max_turns
         observation, info = await self._env_call(env, "reset", seed=context.seed,
-                                                 options={"task_id": context.task_id})
+                                                 options=options)
+        budget = info.get("max_turns") if self.config.max_turns is not None else None
+        if isinstance(budget, bool) or not isinstance(budget, int):
+            budget = None  # an env outside TextEnv that reports no budget of its own
         system_prompt = (self.config.system_prompt if self.config.system_prompt is not None
                          else info.get("system_prompt") or "")
         turns: list[TurnRecord] = []
@@ -361,8 +382,8 @@ class Runner:
         return EpisodeRecord(
             task_id=context.task_id, trial=context.trial, env=self.config.env,
             env_version=self.env_facts.get("env_version"), model=self.config.model,
-            seed=context.seed, status="ok", system_prompt=system_prompt or None, turns=turns,
-            final_answer=final_answer, metrics=metrics, terminated=terminated,
+            seed=context.seed, status="ok", system_prompt=system_prompt or None,
+            max_turns=budget, turns=turns, final_answer=final_answer, metrics=metrics, terminated=terminated,
             truncated=truncated, started_at=started, seconds=time.time() - started)
 
     async def _episode(self, task_id: str, trial: int) -> tuple[EpisodeRecord, Failure | None]:

@@ -101,6 +101,35 @@ def test_mask_one_tokens_are_exactly_the_actions_and_end_markers(family, tmp_pat
             == [-0.5] * len(expected)
 
 
+def test_the_curriculums_growing_budget_reaches_reset_options(tiny_llama, tmp_path):
+    """Each step's budget from the horizon curriculum reaches the real env through
+    ``reset(options={"max_turns": N})``: episodes run exactly that many turns (the policy
+    never answers), each record names the budget, and the env is made with its own
+    arguments (its default is 4 turns)."""
+    import json
+
+    from transformers import AutoTokenizer
+
+    from colbench.rundir import read_episodes
+    from colbench.trainers.online_grpo_curriculum import HorizonCurriculum
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_llama)
+    policy = CrossPolicyModel({CURRENT: ScriptedTokens(tokenizer, tokenizer.eos_token_id)},
+                              prob=0.0, step=0, seed=0)
+    curriculum = HorizonCurriculum((1, 2, 3), steps_per_stage=1)
+    engine = _engine(tokenizer, tmp_path)
+    for step in range(4):
+        budget = curriculum.budget(step)
+        samples = engine.play(step, DRAWS[:1], policy, budget)
+        assert [len(s.record.turns) for s in samples] == [budget, budget]
+        (folder,) = (tmp_path / "rollouts" / f"step-{step:06d}").iterdir()
+        records = read_episodes(folder)
+        assert [(r.max_turns, r.truncated) for r in records] == [(budget, True)] * 2
+        env_kwargs = json.loads((folder / "run.json").read_text())["identity"]["env_kwargs"]
+        assert "max_turns" not in env_kwargs
+    assert budget == 3
+
+
 class Recording(BaseChatModel):
     """Wraps a chat model and keeps every completion it returned."""
 
