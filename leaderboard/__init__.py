@@ -32,10 +32,11 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def require_server_extra() -> None:
+def require_server_extra(*also: str) -> None:
     """Raise :class:`MissingExtraError` naming ``[leaderboard]`` when a server part is
-    missing."""
-    for module in ("flask", "sqlalchemy", "alembic"):
+    missing; ``also``: modules of the extra a command needs beyond those (``serve``: the
+    WSGI server)."""
+    for module in ("flask", "sqlalchemy", "alembic", *also):
         try:
             importlib.import_module(module)
         except ImportError:

@@ -21,15 +21,23 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         parser.add_argument("--db", metavar="URL",
                             help="sqlite:///FILE or postgresql://USER:PASSWORD@HOST/DB")
 
-    serve = sub.add_parser("serve", help="serve the API and the pages, and verify submissions",
-                           description="Serve the leaderboard (threaded) with a verification "
-                                       "worker in the same process. Stops on Ctrl-C or "
-                                       "SIGTERM.")
+    serve = sub.add_parser(
+        "serve", help="serve the API and the pages, and verify submissions",
+        description="Serve the leaderboard under waitress, a production WSGI server (one "
+                    "process, --workers request threads), with a verification worker in the "
+                    "same process; each verification runs in a child process of its own. "
+                    "Logs one access line per request on stderr. Stops on Ctrl-C or SIGTERM.")
     db_flag(serve)
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on "
                                                            "(default: 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000,
+    serve.add_argument("--port", type=_port, default=8000,
                        help="port (default: 8000; 0 picks a free one and prints it)")
+    serve.add_argument("--workers", type=_workers, default=4, metavar="N",
+                       help="request threads of the server's one process (waitress threads, "
+                            "not processes; 1 to 32; default: 4)")
+    serve.add_argument("--trusted-proxy", metavar="ADDR",
+                       help="address of a reverse proxy in front of the server whose "
+                            "X-Forwarded-For/-Proto/-Host headers are believed")
     serve.add_argument("--config", metavar="FILE", help="JSON settings (limits, rate limit, "
                                                         "policy); see LeaderboardSettings")
     serve.add_argument("--verify-threads", type=int, default=1, metavar="N",
@@ -113,44 +121,60 @@ def _settings(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return LeaderboardSettings.from_file(args.config) if args.config else LeaderboardSettings()
 
 
+def _port(text: str) -> int:
+    """``--port``: 0 (any free port) to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a port number, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be from 0 to 65535, got {value}")
+    return value
+
+
+def _workers(text: str) -> int:
+    """``--workers``: checked without the server's extra (the parser is built without it)."""
+    try:
+        from colbench.leaderboard.serving import parse_workers
+
+        return parse_workers(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def run_serve(args: argparse.Namespace) -> int:
-    import signal
     import threading
 
     from colbench.leaderboard import require_server_extra
 
-    require_server_extra()
-    from werkzeug.serving import make_server
-
+    require_server_extra("waitress")
     from colbench.errors import ConfigError
     from colbench.leaderboard._settings import default_db_url
     from colbench.leaderboard.app import EXTENSION, create_app
+    from colbench.leaderboard.serving import Listening, configure_logging, serve
 
     settings = _settings(args)
+    configure_logging()
     app = create_app(args.db or default_db_url(), settings=settings,
                      start_worker=not args.no_worker,
                      worker_threads=max(1, args.verify_threads))
+    state = app.extensions[EXTENSION]
+
+    def listening(where: Listening) -> None:
+        # Load the backend's test split now, in the background, so that the first
+        # submission does not wait for it.
+        threading.Thread(target=_preload, args=(state.catalog,), daemon=True).start()
+        threads = f"{args.workers} thread{'s' if args.workers != 1 else ''}"
+        print(f"colbench leaderboard (waitress, {threads}): serving on {where.url}",
+              flush=True)
+
     try:
-        server = make_server(args.host, args.port, app, threaded=True)
+        serve(app, args.host, args.port, workers=args.workers,
+              max_body_bytes=settings.max_upload_bytes, trusted_proxy=args.trusted_proxy,
+              on_listening=listening)
     except OSError as exc:
         raise ConfigError(f"cannot listen on {args.host}:{args.port}: {exc}") from exc
-    host, port = server.server_address[:2]
-    state = app.extensions[EXTENSION]
-    # Load the backend's test split now, in the background, so that the first submission
-    # does not wait for it.
-    threading.Thread(target=_preload, args=(state.catalog,), daemon=True).start()
-    print(f"colbench leaderboard: serving on http://{host}:{port}", flush=True)
-
-    def stop(*_: object) -> None:
-        threading.Thread(target=server.shutdown, daemon=True).start()
-
-    signal.signal(signal.SIGTERM, stop)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
     finally:
-        server.server_close()
         state.worker.stop()
     return 0
 

@@ -80,10 +80,14 @@ def test_100_concurrent_submissions_are_each_stored_once(db_url: str, runs) -> N
 
 def _start_server(db_url: str, config: Path, env: dict[str, str]) -> tuple[subprocess.Popen,
                                                                           str]:
+    # The server logs a line per request on stderr: a file takes them, where a pipe nobody
+    # reads would fill up and stall the server.
+    log = open(config.with_suffix(".log"), "a", encoding="utf-8")  # noqa: SIM115
     proc = subprocess.Popen(
         [sys.executable, "-m", "colbench.cli.main", "leaderboard", "serve", "--db", db_url,
          "--port", "0", "--config", str(config)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        stdout=subprocess.PIPE, stderr=log, text=True, env=env)
+    log.close()
     assert proc.stdout is not None
     deadline = time.monotonic() + 120
     lines = []
@@ -95,7 +99,8 @@ def _start_server(db_url: str, config: Path, env: dict[str, str]) -> tuple[subpr
         if "serving on " in line:
             return proc, line.split("serving on ", 1)[1].strip()
     proc.kill()
-    raise AssertionError("the server did not start:\n" + "".join(lines))
+    raise AssertionError("the server did not start:\n" + "".join(lines)
+                         + config.with_suffix(".log").read_text(encoding="utf-8"))
 
 
 @pytest.mark.slow
