@@ -9,6 +9,7 @@ from colbench.models.base import (
     SamplingParams,
 )
 from colbench.models.spec import load_model
+from colbench.models.tiny import build_tiny_model
 
 __all__ = ["BaseChatModel", "ChatModel", "Completion", "Conversation", "EpisodeContext",
-           "SamplingParams", "load_model"]
+           "SamplingParams", "build_tiny_model", "load_model"]

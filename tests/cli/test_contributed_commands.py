@@ -24,6 +24,7 @@ HELP_LINES = {
     "show": "print episode transcripts of a run",
     "report": "compare runs in a table or an HTML page",
     "data": "build, import and list task sets",
+    "models": "make a tiny random chat model for offline tries",
     "collect": "collect K episodes per task as training data",
     "leaderboard": "run a leaderboard server and manage its tokens",
     "submit": "send a run to a colbench leaderboard",

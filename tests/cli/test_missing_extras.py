@@ -54,6 +54,8 @@ def blocked_cli(tmp_path_factory, cli_environ):
                       "--limit", "1", "--no-progress"], "embodied"),
     ("torch", ["evaluate", "colbench/Backend-v0", "--model", "hf:gpt2", "--limit", "1"], "hf"),
     ("torch", ["train", "rft", "--model", "hf:x", "--data", "{run}", "--out", "o"], "train"),
+    ("torch", ["models", "tiny", "tiny"], "hf"),
+    ("transformers", ["models", "tiny", "tiny"], "hf"),
     ("flask", ["leaderboard", "serve"], "leaderboard"),
 ])
 def test_every_command_gives_one_install_line(blocked_cli, mixed_run, blocked, args, extra):
