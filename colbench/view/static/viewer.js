@@ -1,0 +1,319 @@
+// colbench view: a single page over the server's JSON API (see colbench/view/_app.py).
+// Every text from a run goes into the page through textContent; only the server's own SVG
+// plots (whose labels the server escapes) are inserted as markup.
+"use strict";
+
+const state = {
+  runs: [],                 // the last /api/runs answer
+  versions: {},             // run id -> version, to tell what changed
+  pollSeconds: 3,
+  runFilters: { env: "", model: "", protocol: "", status: "", text: "" },
+  episodeFilters: { outcome: "", text: "", key: "", value: "" },
+  breakdownKey: "",
+  selected: new Set(),      // runs ticked for comparison
+  rendering: 0,             // a counter: an older render that finishes late is dropped
+};
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name === "class") node.className = value;
+    else if (name === "text") node.textContent = value;
+    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function svg(markup) {
+  const holder = el("div", { class: "plot" });
+  holder.innerHTML = markup;  // generated and escaped by the server (colbench/view/_plots.py)
+  return holder;
+}
+
+function pct(value) { return value === null || value === undefined ? "-" : (100 * value).toFixed(1) + "%"; }
+function num(value, digits = 3) { return value === null || value === undefined ? "-" : Number(value).toFixed(digits); }
+
+async function api(path) {
+  const response = await fetch(path, { cache: "no-store" });
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.error || response.statusText);
+  return body;
+}
+
+function route() {
+  const hash = location.hash.replace(/^#\/?/, "");
+  const [path, query] = hash.split("?");
+  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  return { parts, params: new URLSearchParams(query || "") };
+}
+
+function episodeHref(runId, taskId, trial) {
+  return `#/run/${encodeURIComponent(runId)}/episode?task=${encodeURIComponent(taskId)}&trial=${trial}`;
+}
+
+async function render() {
+  const ticket = ++state.rendering;
+  const { parts, params } = route();
+  let view;
+  try {
+    if (parts[0] === "run" && parts[2] === "episode") view = await episodeView(parts[1], params.get("task"), params.get("trial"));
+    else if (parts[0] === "run" && parts[2] === "breakdown") view = await breakdownView(parts[1]);
+    else if (parts[0] === "run") view = await runView(parts[1]);
+    else if (parts[0] === "compare") view = await compareView(parts[1], parts[2]);
+    else if (parts[0] === "training") view = await trainingView();
+    else view = await runsView();
+  } catch (error) {
+    view = el("p", { class: "warning", text: `could not load: ${error.message}` });
+  }
+  if (ticket !== state.rendering) return;
+  const main = document.getElementById("main");
+  main.replaceChildren(view);
+}
+
+// -- the run list -------------------------------------------------------------------------
+async function loadRuns() {
+  const body = await api("/api/runs");
+  state.runs = body.runs;
+  state.pollSeconds = body.poll_seconds || state.pollSeconds;
+  return body;
+}
+
+function options(values, current, allLabel) {
+  return [el("option", { value: "", text: allLabel }),
+    ...values.map((v) => el("option", { value: v, text: v, selected: v === current }))];
+}
+
+function distinct(rows, key) {
+  return [...new Set(rows.map((r) => r[key]).filter((v) => v !== null && v !== undefined))].sort();
+}
+
+function runMatches(run, f) {
+  if (f.env && run.env !== f.env) return false;
+  if (f.model && run.model !== f.model) return false;
+  if (f.protocol && run.protocol !== f.protocol) return false;
+  if (f.status && run.status !== f.status) return false;
+  if (f.text) {
+    const needle = f.text.toLowerCase();
+    const hay = [run.label, run.env, run.model, run.task_set, run.protocol].join(" ").toLowerCase();
+    if (!hay.includes(needle)) return false;
+  }
+  return true;
+}
+
+async function runsView() {
+  const body = await loadRuns();
+  const f = state.runFilters;
+  const runs = body.runs;
+  const shown = runs.filter((r) => runMatches(r, f));
+  const rerender = () => render();
+  const select = (key, label) => el("label", {}, `${label} `,
+    el("select", { id: `filter-${key}`, onchange: (e) => { f[key] = e.target.value; rerender(); } },
+      options(distinct(runs, key), f[key], "all")));
+  const text = el("input", { id: "filter-text", type: "search", placeholder: "filter runs", value: f.text,
+    onchange: (e) => { f.text = e.target.value; rerender(); } });
+  const compare = el("button", { id: "compare", disabled: state.selected.size !== 2,
+    onclick: () => { const [a, b] = [...state.selected]; location.hash = `#/compare/${a}/${b}`; } },
+    "compare the two ticked runs");
+  const rows = shown.map((r) => el("tr", { class: "run", "data-run-id": r.id },
+    el("td", {}, el("input", { type: "checkbox", class: "pick", checked: state.selected.has(r.id),
+      onchange: (e) => { if (e.target.checked) state.selected.add(r.id); else state.selected.delete(r.id); rerender(); } })),
+    el("td", {}, el("a", { href: `#/run/${r.id}`, text: r.label }), r.problem ? el("div", { class: "warning", text: r.problem }) : null),
+    el("td", { text: r.env || "-" }), el("td", { text: r.model || "-" }),
+    el("td", { text: r.protocol || "-" }), el("td", { text: r.task_set || "-" }),
+    el("td", { class: `status-${(r.status || "").replace(" ", "-")}`, text: r.status }),
+    el("td", { class: "num episodes", text: r.episodes }),
+    el("td", { class: "num", text: r.env_errors + r.model_errors }),
+    el("td", { class: "num success", text: pct(r.success_rate) }),
+    el("td", { class: "num", text: num(r.score) }),
+    el("td", { class: "num", text: num(r.mean_turns, 2) })));
+  return el("section", {},
+    el("h1", { text: `Runs (${shown.length} of ${runs.length})` }),
+    el("p", { class: "note", text: `under ${body.roots.join(", ")}` }),
+    el("div", { class: "filters" }, select("env", "env"), select("model", "model"),
+      select("protocol", "protocol"), select("status", "status"), text, compare),
+    el("table", { id: "runs" },
+      el("thead", {}, el("tr", {}, ["", "run", "env", "model", "protocol", "task set", "status",
+        "episodes", "errors", "success", "score", "turns"].map((h) => el("th", { text: h })))),
+      el("tbody", {}, rows)));
+}
+
+// -- one run: episodes and breakdown --------------------------------------------------------
+function runHeader(run, active) {
+  return [el("h1", { text: run.label }),
+    el("p", { class: "note" }, `${run.env || "?"} · ${run.model || "?"} · protocol ${run.protocol || "?"} · task set ${run.task_set || "?"} · `,
+      el("span", { class: `status-${run.status.replace(" ", "-")}`, text: run.status }),
+      ` · ${run.episodes} episodes · success ${pct(run.success_rate)} · score ${num(run.score)}`),
+    el("p", { class: "tabs" },
+      el("a", { href: `#/run/${run.id}`, class: active === "episodes" ? "active" : "", text: "episodes" }),
+      el("a", { href: `#/run/${run.id}/breakdown`, class: active === "breakdown" ? "active" : "", text: "breakdown and plots" }))];
+}
+
+function episodeMatches(ep, f) {
+  if (f.outcome && ep.outcome !== f.outcome) return false;
+  if (f.text && !ep.task_id.toLowerCase().includes(f.text.toLowerCase())) return false;
+  if (f.key && f.value && ep.groups[f.key] !== f.value) return false;
+  return true;
+}
+
+async function runView(runId) {
+  const body = await api(`/api/runs/${encodeURIComponent(runId)}`);
+  const f = state.episodeFilters;
+  if (f.key && !body.group_keys.includes(f.key)) { f.key = ""; f.value = ""; }
+  const shown = body.episodes.filter((e) => episodeMatches(e, f));
+  const rerender = () => render();
+  const groupValues = f.key ? distinct(body.episodes.map((e) => ({ v: e.groups[f.key] })), "v") : [];
+  const keyColumns = body.group_keys.slice(0, 2);
+  const rows = shown.map((e) => el("tr", { class: "episode", "data-task": e.task_id, "data-trial": e.trial, "data-outcome": e.outcome },
+    el("td", {}, el("a", { href: episodeHref(runId, e.task_id, e.trial), text: e.task_id })),
+    el("td", { class: "num", text: e.trial }),
+    el("td", { class: `outcome-${e.outcome}`, text: e.outcome }),
+    el("td", { class: "num", text: num(e.score) }),
+    el("td", { class: "num", text: e.turns }),
+    keyColumns.map((k) => el("td", { text: e.groups[k] ?? "" })),
+    el("td", { class: "note", text: e.error || "" })));
+  return el("section", {}, runHeader(body.run, "episodes"),
+    body.metadata_problem ? el("p", { class: "note", text: body.metadata_problem }) : null,
+    el("div", { class: "filters" },
+      el("label", {}, "outcome ", el("select", { id: "filter-outcome", onchange: (e) => { f.outcome = e.target.value; rerender(); } },
+        options(["success", "failure", "model-error", "env-error"], f.outcome, "all"))),
+      el("input", { id: "filter-task", type: "search", placeholder: "task id", value: f.text,
+        onchange: (e) => { f.text = e.target.value; rerender(); } }),
+      el("label", {}, "group ", el("select", { id: "filter-key", onchange: (e) => { f.key = e.target.value; f.value = ""; rerender(); } },
+        options(body.group_keys, f.key, "(none)"))),
+      f.key ? el("select", { id: "filter-value", onchange: (e) => { f.value = e.target.value; rerender(); } },
+        options(groupValues, f.value, "all")) : null),
+    el("p", { class: "note", id: "episode-count", text: `${shown.length} of ${body.episodes.length} episodes` }),
+    el("table", { id: "episodes" },
+      el("thead", {}, el("tr", {}, ["task", "trial", "outcome", "score", "turns", ...keyColumns, "error"].map((h) => el("th", { text: h })))),
+      el("tbody", {}, rows)));
+}
+
+async function breakdownView(runId) {
+  const runBody = await api(`/api/runs/${encodeURIComponent(runId)}`);
+  const key = state.breakdownKey && runBody.group_keys.includes(state.breakdownKey) ? state.breakdownKey : "";
+  const body = await api(`/api/runs/${encodeURIComponent(runId)}/breakdown${key ? `?key=${encodeURIComponent(key)}` : ""}`);
+  const plots = Object.entries(body.plots).map(([name, markup]) => { const p = svg(markup); p.dataset.plot = name; return p; });
+  const table = body.groups.length ? el("table", { id: "groups" },
+    el("thead", {}, el("tr", {}, [body.key, "episodes", "successes", "success", "score", "turns"].map((h) => el("th", { text: h })))),
+    el("tbody", {}, body.groups.map((g) => el("tr", {}, el("td", { text: g.group }), el("td", { class: "num", text: g.episodes }),
+      el("td", { class: "num", text: g.successes }), el("td", { class: "num", text: pct(g.success_rate) }),
+      el("td", { class: "num", text: num(g.score) }), el("td", { class: "num", text: num(g.mean_turns, 2) }))))) :
+    el("p", { class: "note", text: "no task metadata to group by" });
+  return el("section", {}, runHeader(runBody.run, "breakdown"),
+    body.metadata_problem ? el("p", { class: "note", text: body.metadata_problem }) : null,
+    body.keys.length ? el("div", { class: "filters" }, el("label", {}, "group by ",
+      el("select", { id: "breakdown-key", onchange: (e) => { state.breakdownKey = e.target.value; render(); } },
+        body.keys.map((k) => el("option", { value: k, text: k, selected: k === body.key }))))) : null,
+    table, el("div", { class: "plots" }, plots));
+}
+
+// -- one episode ----------------------------------------------------------------------------
+function message(kind, who, text) {
+  return el("div", {}, el("div", { class: "who", text: who }),
+    el("div", { class: `msg ${kind}`, text: text === null || text === undefined || text === "" ? "(empty)" : text }));
+}
+
+function figures(images) {
+  return images.map((im) => el("figure", {},
+    el("img", { src: im.url, alt: im.caption, loading: "lazy", class: "render" }),
+    el("figcaption", { text: im.caption })));
+}
+
+async function episodeView(runId, taskId, trial) {
+  const query = `task=${encodeURIComponent(taskId)}&trial=${encodeURIComponent(trial)}`;
+  const ep = await api(`/api/runs/${encodeURIComponent(runId)}/episode?${query}`);
+  const turns = ep.turns.map((t) => el("div", { class: "turn", "data-turn": t.turn },
+    el("div", { class: "note", text: `turn ${t.turn} · reward ${num(t.reward)}` + (t.model_seconds ? ` · model ${num(t.model_seconds, 2)} s` : "") }),
+    t.turn === 1 ? message("env", "observation", t.observation) : null,
+    message("agent", "agent", t.action),
+    t.next_observation !== null ? message("env", "reply", t.next_observation) : null,
+    t.images.length ? el("div", { class: "images" }, figures(t.images)) : null,
+    Object.keys(t.info).length ? el("details", {}, el("summary", { text: "info" }),
+      el("pre", { class: "info", text: JSON.stringify(t.info, null, 2) })) : null));
+  return el("section", { id: "episode" },
+    el("p", {}, el("a", { href: `#/run/${runId}`, text: "← episodes" })),
+    el("h1", { text: `${ep.task_id} (trial ${ep.trial})` }),
+    el("p", {}, el("span", { class: `outcome-${ep.outcome}`, text: ep.outcome }),
+      ` · ${ep.env} · ${ep.model} · ${ep.turns.length} turns` + (ep.truncated ? " · truncated" : "") + (ep.attempts > 1 ? ` · ${ep.attempts} attempts` : "")),
+    ep.error ? el("div", {}, el("div", { class: "who", text: ep.failure === "env" ? "environment failure" : "failure" }),
+      el("div", { class: "msg warning", id: "failure", text: ep.error })) : null,
+    ep.renders.length ? el("div", { class: "renders" }, figures(ep.renders)) : null,
+    el("h2", { text: "metrics" }),
+    el("table", { id: "metrics" }, el("tbody", {}, Object.entries(ep.metrics).map(([k, v]) =>
+      el("tr", {}, el("th", { text: k }), el("td", { text: typeof v === "object" ? JSON.stringify(v) : String(v) }))))),
+    el("h2", { text: "transcript" }),
+    ep.system_prompt ? message("system", "system prompt", ep.system_prompt) : null,
+    turns);
+}
+
+// -- comparison -----------------------------------------------------------------------------
+async function compareView(a, b) {
+  const body = await api(`/api/compare?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`);
+  const side = (runId, row, cell) => cell === null ? el("td", { class: "note", text: "(none)" }) :
+    el("td", {}, el("a", { href: episodeHref(runId, row.task_id, row.trial), class: `outcome-${cell.outcome}`, text: cell.outcome }),
+      cell.score === null ? "" : ` ${num(cell.score)}`);
+  const rows = body.rows.map((r) => el("tr", { class: "pair", "data-task": r.task_id, "data-change": r.change },
+    el("td", { text: r.task_id }), el("td", { class: "num", text: r.trial }),
+    side(a, r, r.a), side(b, r, r.b),
+    el("td", { class: `change-${r.change.replace(/ /g, "-")}`, text: r.change })));
+  const totals = Object.entries(body.totals).map(([k, v]) => `${k}: ${v}`).join(" · ");
+  return el("section", {},
+    el("h1", { text: "Comparison" }),
+    el("p", {}, "A: ", el("a", { href: `#/run/${a}`, text: body.a.label }), ` (${body.a.model || "?"}, success ${pct(body.a.success_rate)})`),
+    el("p", {}, "B: ", el("a", { href: `#/run/${b}`, text: body.b.label }), ` (${body.b.model || "?"}, success ${pct(body.b.success_rate)})`),
+    body.warnings.map((w) => el("p", { class: "warning", text: w })),
+    el("p", { id: "compare-totals", text: totals }),
+    el("table", { id: "comparison" },
+      el("thead", {}, el("tr", {}, ["task", "trial", "A", "B", "change"].map((h) => el("th", { text: h })))),
+      el("tbody", {}, rows)));
+}
+
+// -- training curves ------------------------------------------------------------------------
+async function trainingView() {
+  const body = await api("/api/training");
+  if (!body.trainings.length) {
+    return el("section", {}, el("h1", { text: "Training" }),
+      el("p", { class: "note", text: "no trainer logs (trainer_state.json, rollouts/step-*/samples.jsonl) under the folders given" }));
+  }
+  return el("section", {}, el("h1", { text: "Training" }),
+    body.trainings.map((t) => el("div", { class: "training" }, el("h2", { text: t.path }),
+      el("div", { class: "plots" }, t.plots.map((p) => svg(p.svg))))));
+}
+
+// -- live updates ---------------------------------------------------------------------------
+async function poll() {
+  const live = document.getElementById("live");
+  try {
+    const before = state.versions;
+    const body = await loadRuns();
+    state.versions = Object.fromEntries(body.runs.map((r) => [r.id, r.version]));
+    live.classList.remove("stale");
+    live.textContent = `live · ${new Date().toLocaleTimeString()}`;
+    const { parts } = route();
+    const changed = (id) => before[id] !== state.versions[id];
+    let stale;
+    if (parts[0] === "run" && parts[2] !== "episode") stale = changed(parts[1]);
+    else if (parts[0] === "compare") stale = changed(parts[1]) || changed(parts[2]);
+    else if (parts[0] === "run" || parts[0] === "training") stale = false;  // a transcript is not redrawn under the reader
+    else stale = Object.keys(before).length !== Object.keys(state.versions).length || Object.keys(state.versions).some(changed);
+    if (stale && document.activeElement?.tagName !== "INPUT") await render();
+  } catch (error) {
+    live.classList.add("stale");
+    live.textContent = `offline: ${error.message}`;
+  }
+  setTimeout(poll, state.pollSeconds * 1000);
+}
+
+window.addEventListener("hashchange", render);
+(async () => {
+  const body = await loadRuns().catch(() => null);
+  if (body) state.versions = Object.fromEntries(body.runs.map((r) => [r.id, r.version]));
+  await render();
+  setTimeout(poll, state.pollSeconds * 1000);
+})();
