@@ -73,15 +73,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--simulator", metavar="SPEC",
                    help="simulated human: 'builtin' (default) or a model spec")
     p.add_argument("--compat", action="store_true",
-                   help="reproduce the reference harness's choices where we differ (backend: "
-                        "its answer blocklist; the frontend already matches it)")
+                   help="deprecated: the backend's --protocol sweet-rl (the frontend "
+                        "ignores it)")
     p.add_argument("--scorer", metavar="NAME",
                    help="scorer of envs that take one (frontend: clip, clip:PATH_OR_HUB_ID, "
                         "perceptual)")
     p.add_argument("--max-turns", type=int, metavar="N", help="turn budget per episode")
     p.add_argument("--protocol", metavar="NAME",
                    help="the env's protocol: its default is colbench's own; 'agentgym' "
-                        "reproduces AgentGym's env servers (TextCraft, BabyAI, SciWorld)")
+                        "reproduces AgentGym's env servers (TextCraft, BabyAI, SciWorld), "
+                        "'sweet-rl' the SWEET-RL harness (Backend, Frontend)")
     p.add_argument("--system-prompt", type=Path, metavar="FILE",
                    help="send this file's text as the system prompt in place of the env's")
     p.add_argument("--temperature", type=float, default=0.0)

@@ -13,9 +13,10 @@ from colbench.errors import ConfigError
 
 VerdictStatus = Literal["ok", "compile_error", "module_error", "blocked", "crashed"]
 
-#: Our approximation of the published harness's blocklist (its compatibility mode rejects an
-#: answer whose text contains any of these substrings, before running anything). Plain
-#: substrings, as there: ``"os."`` also matches ``photos.append``.
+#: A blocklist for ``run_calls(blocklist=...)``: code whose text contains any of these
+#: substrings is rejected before anything runs. Plain substrings: ``"os."`` also matches
+#: ``photos.append``. (It is not the SWEET-RL harness's list: the backend's sweet-rl
+#: protocol holds that one, exactly.)
 REFERENCE_BLOCKLIST: list[str] = [
     "import os", "import sys", "sys.", "os.", "exit(", "subprocess", "open(", "eval(",
     "exec(", "__import__", "shutil",

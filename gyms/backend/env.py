@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, ClassVar
 
-from colbench.env import Outcome, TextEnv
+from colbench.env import DEFAULT_PROTOCOL, Outcome, TextEnv
+from colbench.errors import ConfigError
+from colbench.gyms.backend import sweet_rl
 from colbench.gyms.backend.protocol import ANSWER_MARKER, answer_text, extract_code, is_final_answer
 from colbench.gyms.backend.scoring import score_code
 from colbench.gyms.backend.tasks import SPLIT_SIZES
@@ -56,8 +59,17 @@ class BackendEnv(TextEnv):
 
     ``split`` ("train" or "test"), ``tasks`` (a task-set name, a colbench task JSONL or a
     published ColBench backend JSONL), ``max_turns``, ``simulator`` ("builtin" or a model
-    spec for the model-backed person), ``compat`` (apply the reference harness's blocklist to
-    answers), ``sandbox`` (a ``colbench.sandbox.Sandbox``; the shared pool by default).
+    spec for the model-backed person), ``protocol`` (``colbench``, the default, or
+    ``sweet-rl``: the released SWEET-RL harness's verdict, see
+    :mod:`colbench.gyms.backend.sweet_rl`), ``compat`` (deprecated: ``protocol="sweet-rl"``),
+    ``sandbox`` (a ``colbench.sandbox.Sandbox``; the shared pool by default).
+
+    ## Protocols
+
+    ``colbench``: the answer runs as a real module (top-level imports, helpers and recursion
+    work) and floats compare with a tolerance (:func:`colbench.sandbox.values_equal`).
+    ``sweet-rl``: the harness's message rules, blocklist, bare ``exec``, one-second calls and
+    exact ``==``; the scorer is recorded as ``hidden-tests+sweet-rl``.
 
     ## Registered ids
 
@@ -73,18 +85,30 @@ class BackendEnv(TextEnv):
     default_max_turns: ClassVar[int] = 10
     #: The built-in task sets' splits (a server that ranks the env accepts runs on these).
     splits: ClassVar[tuple[str, ...]] = tuple(SPLIT_SIZES)
+    protocols: ClassVar[tuple[str, ...]] = (DEFAULT_PROTOCOL, sweet_rl.PROTOCOL)
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
                  max_turns: int | None = None, simulator: str | Simulator | None = None,
                  compat: bool = False, sandbox: Any = None,
-                 render_mode: str | None = None) -> None:
+                 render_mode: str | None = None, protocol: str | None = None) -> None:
         from colbench.gyms.backend.simulator import make_simulator
         from colbench.gyms.backend.tasks import load_backend_tasks
 
+        if compat:
+            if protocol not in (None, sweet_rl.PROTOCOL):
+                raise ConfigError(f"compat=True (--compat) means protocol {sweet_rl.PROTOCOL!r}; "
+                                  f"it cannot be combined with protocol {protocol!r}")
+            warnings.warn("the backend's compat=True (--compat) is deprecated: use "
+                          f"--protocol {sweet_rl.PROTOCOL} (protocol={sweet_rl.PROTOCOL!r}), "
+                          "which it now means", DeprecationWarning, stacklevel=2)
+            protocol = sweet_rl.PROTOCOL
+        self.choose_protocol(protocol)
+        self.harness = self.protocol == sweet_rl.PROTOCOL
         task_set = tasks if isinstance(tasks, TaskSet) else load_backend_tasks(split, source=tasks)
         super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
         self.simulator: Simulator = make_simulator(simulator)
-        self.compat = bool(compat)
+        #: Kept for callers that read it: true under the sweet-rl protocol.
+        self.compat = self.harness
         self._sandbox = sandbox
         self._dialogue: list[dict[str, str]] = []
         self._questions = 0
@@ -104,6 +128,9 @@ class BackendEnv(TextEnv):
         return self._sandbox
 
     def system_prompt(self, task: Task) -> str:
+        if self.harness:
+            return sweet_rl.SYSTEM_PROMPT.format(max_turns=self._episode_max_turns,
+                                                 marker=ANSWER_MARKER)
         return SYSTEM_PROMPT.format(max_turns=self._episode_max_turns, marker=ANSWER_MARKER)
 
     def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:
@@ -113,6 +140,8 @@ class BackendEnv(TextEnv):
 
     def _act(self, action: str, *, last_turn: bool) -> Outcome:
         assert self.task is not None
+        if self.harness:
+            action = sweet_rl.visible_message(action)
         final = is_final_answer(action)
         if not final and not last_turn:
             reply = self.simulator.reply(self.task, list(self._dialogue), action)
@@ -120,13 +149,12 @@ class BackendEnv(TextEnv):
             self._dialogue += [{"role": "assistant", "content": action},
                                {"role": "user", "content": reply}]
             return Outcome(observation=reply)
-        code = extract_code(answer_text(action))
-        blocklist = None
-        if self.compat:
-            from colbench.sandbox import REFERENCE_BLOCKLIST
-
-            blocklist = list(REFERENCE_BLOCKLIST)
-        metrics = score_code(self.task, code, self.sandbox, blocklist=blocklist)
+        if self.harness:
+            metrics = sweet_rl.score_answer(self.task, sweet_rl.answer_of(action), self.sandbox)
+            code = metrics.pop("code")
+        else:
+            code = extract_code(answer_text(action))
+            metrics = score_code(self.task, code, self.sandbox)
         metrics.update(questions=self._questions, turns=self.turn, answered=final)
         observation = (f"Your answer passed {metrics['tests_passed']} of "
                        f"{metrics['tests_total']} hidden tests.")
@@ -136,5 +164,5 @@ class BackendEnv(TextEnv):
     def describe(self) -> dict[str, Any]:
         facts = super().describe()
         facts.update(simulator=self.simulator.name,
-                     scorer="hidden-tests" + ("+compat" if self.compat else ""))
+                     scorer=sweet_rl.SCORER if self.harness else "hidden-tests")
         return facts

@@ -11,9 +11,13 @@ checks, per episode:
   model-backed simulator are replayed with their recorded replies and are never verified);
 * the final answer is read from the transcript's last message, the way the env reads it,
   and the record's ``final_answer`` must agree with it;
-* that answer, re-run against the hidden tests in the code sandbox (with the reference
-  harness's blocklist for ``hidden-tests+compat`` runs), gives the recorded score, success,
-  tests passed and total, and the questions, turns and answered flag agree.
+* that answer, re-run against the hidden tests in the code sandbox, gives the recorded
+  score, success, tests passed and total, and the questions, turns and answered flag agree.
+  Runs of ``--protocol sweet-rl`` (scorer ``hidden-tests+sweet-rl``) are re-run under that
+  protocol's rules (the SWEET-RL harness's message rules, blocklist, bare ``exec`` and
+  ``==``: :mod:`colbench.gyms.backend.sweet_rl`); so are runs recorded with the scorer
+  ``hidden-tests+compat``, which ``--compat`` now means (a run recorded before that change,
+  under the older approximation of the blocklist, may no longer agree).
 
 Cost: one env per episode is cheap next to the sandbox run it triggers (a few hundred
 microseconds to build and reset; the reference's results are cached per task, the built-in
@@ -26,15 +30,22 @@ from __future__ import annotations
 import threading
 from typing import Any, ClassVar
 
+from colbench.env import DEFAULT_PROTOCOL
+from colbench.gyms.backend import sweet_rl
 from colbench.gyms.backend.env import BackendEnv
 from colbench.records import EpisodeRecord
 from colbench.replay import EnvReplay, RecordedReplies, RunFacts
 from colbench.simulators import Simulator
 from colbench.tasks import Task, TaskSet
 
-#: The scorers whose verdicts the server recomputes: the hidden tests, with or without the
-#: reference harness's blocklist.
-REPLAYABLE_SCORERS = ("hidden-tests", "hidden-tests+compat")
+#: The scorer of colbench's own protocol, and that of ``--compat`` runs recorded before
+#: ``--compat`` became an alias of ``--protocol sweet-rl``.
+_COLBENCH_SCORER = "hidden-tests"
+_LEGACY_COMPAT_SCORER = "hidden-tests+compat"
+#: The scorers whose verdicts the server recomputes, and the protocol whose rules each needs.
+SCORER_PROTOCOLS = {_COLBENCH_SCORER: DEFAULT_PROTOCOL, sweet_rl.SCORER: sweet_rl.PROTOCOL,
+                    _LEGACY_COMPAT_SCORER: sweet_rl.PROTOCOL}
+REPLAYABLE_SCORERS = tuple(SCORER_PROTOCOLS)
 
 
 class BackendReplay(EnvReplay):
@@ -91,6 +102,11 @@ class BackendReplay(EnvReplay):
         if run.scorer not in REPLAYABLE_SCORERS:
             problems.append(f"summary.json names the scorer {run.scorer!r}; the server re-runs "
                             f"answers only with {', '.join(REPLAYABLE_SCORERS)}")
+        elif run.scorer != _LEGACY_COMPAT_SCORER and \
+                SCORER_PROTOCOLS[run.scorer] != run.protocol:
+            problems.append(f"summary.json names the scorer {run.scorer!r} with the protocol "
+                            f"{run.protocol!r}; that scorer belongs to the protocol "
+                            f"{SCORER_PROTOCOLS[run.scorer]!r}")
         if run.simulator != "builtin":
             problems.append(f"the run used the simulator {run.simulator!r}, whose replies the "
                             "server cannot replay; only runs with the built-in simulator "
@@ -101,7 +117,8 @@ class BackendReplay(EnvReplay):
         simulator: Simulator = (self._builtin_simulator() if run.simulator == "builtin"
                                 else RecordedReplies(record))
         return BackendEnv(tasks=TaskSet(f"replay-{task.id}", [task]), simulator=simulator,
-                          compat=run.scorer == "hidden-tests+compat", sandbox=self.sandbox)
+                          protocol=SCORER_PROTOCOLS.get(run.scorer, run.protocol),
+                          sandbox=self.sandbox)
 
     def failed_metrics(self, task: Task, record: EpisodeRecord) -> dict[str, Any]:
         return {"score": 0.0, "success": False, "tests_passed": 0,

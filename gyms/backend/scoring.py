@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from colbench.errors import EnvironmentFailure
@@ -66,10 +67,15 @@ def _cache_key(code: str, calls: list[str]) -> str:
     return digest.hexdigest()
 
 
-def reference_results(task: Task, sandbox: Any) -> list[Any]:
-    """The reference's :class:`CallResult` per test call (run once, then cached)."""
-    code = task.privileged["ground_truth"]
-    calls = list(task.privileged["test_cases"])
+def reference_results(task: Task, sandbox: Any, *,
+                      program: tuple[str, list[str]] | None = None) -> list[Any]:
+    """The reference's :class:`CallResult` per test call (run once, then cached).
+
+    ``program``: the (code, calls) job to run in place of the reference's code and test
+    calls, one result per test call (a protocol that runs references its own way, as
+    :mod:`colbench.gyms.backend.sweet_rl` does); cached by that job."""
+    code, calls = program or (task.privileged["ground_truth"],
+                              list(task.privileged["test_cases"]))
     key = _cache_key(code, calls)
     with _cache_lock:
         cached = _reference_cache.get(key)
@@ -103,6 +109,15 @@ def score_code(task: Task, code: str, sandbox: Any, *,
     calls = list(task.privileged["test_cases"])
     reference = reference_results(task, sandbox)
     verdict = sandbox.run_calls(code, calls, blocklist=blocklist)
+    return tally(task, reference, verdict, values_equal)
+
+
+def tally(task: Task, reference: list[Any], verdict: Any,
+          equal: Callable[[Any, Any], bool]) -> dict[str, Any]:
+    """The metrics of an answer's sandbox ``verdict`` against the ``reference`` results, a
+    test passing when the reference gave a value that is not None and ``equal(got,
+    expected)``: the one rule every protocol shares, with its own comparison."""
+    calls = list(task.privileged["test_cases"])
     passed = 0
     failures: list[str] = []
     for index, (ref, got) in enumerate(zip(reference, verdict.results, strict=True)):
@@ -110,7 +125,7 @@ def score_code(task: Task, code: str, sandbox: Any, *,
             failures.append(f"test {index}: the reference gives no value")
         elif not got.ok:
             failures.append(f"test {index}: {got.error}")
-        elif values_equal(got.value, ref.value):
+        elif equal(got.value, ref.value):
             passed += 1
         else:
             failures.append(wrong_value_reason(index, calls[index], got.value, ref.value,
@@ -119,4 +134,11 @@ def score_code(task: Task, code: str, sandbox: Any, *,
     reason = verdict.message if verdict.status != "ok" else "; ".join(failures[:3])
     return {"score": passed / total if total else 0.0, "success": total > 0 and passed == total,
             "tests_passed": passed, "tests_total": total, "verdict": verdict.status,
+            "reason": reason}
+
+
+def blocked_metrics(task: Task, reason: str) -> dict[str, Any]:
+    """The metrics of an answer a blocklist rejected before anything ran: every test failed."""
+    return {"score": 0.0, "success": False, "tests_passed": 0,
+            "tests_total": len(task.privileged["test_cases"]), "verdict": "blocked",
             "reason": reason}

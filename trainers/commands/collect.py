@@ -38,7 +38,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--simulator", metavar="SPEC",
                    help="simulated human: 'builtin' (default) or a model spec")
     p.add_argument("--compat", action="store_true",
-                   help="reproduce the reference harness's choices (e.g. its answer blocklist)")
+                   help="deprecated: the backend's --protocol sweet-rl")
     p.add_argument("--max-turns", type=int, metavar="N", help="turn budget per episode")
     p.add_argument("--temperature", type=float, default=1.0,
                    help="sampling temperature (default: 1.0, so that K episodes differ)")

@@ -72,11 +72,14 @@ def test_compat_mode_applies_the_reference_blocklist(tasks):
     plain = BackendEnv(tasks=tasks)
     plain.reset(options={"task_id": task.id})
     assert plain.step(f"{ANSWER_MARKER}\n{code}")[1] == 1.0
-    compat = BackendEnv(tasks=tasks, compat=True)
+    with pytest.warns(DeprecationWarning, match="--protocol sweet-rl"):
+        compat = BackendEnv(tasks=tasks, compat=True)
     compat.reset(options={"task_id": task.id})
     _, reward, *_, info = compat.step(f"{ANSWER_MARKER}\n{code}")
     assert reward == 0.0 and info["metrics"]["verdict"] == "blocked"
-    assert compat.describe()["scorer"] == "hidden-tests+compat"
+    # compat=True now means the sweet-rl protocol, whose blocklist is the released one.
+    assert compat.describe()["scorer"] == "hidden-tests+sweet-rl"
+    assert compat.describe()["protocol"] == "sweet-rl"
 
 
 class BrokenSandbox:
