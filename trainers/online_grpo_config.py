@@ -50,13 +50,24 @@ class OnlineGRPOConfig(TrainerConfig):
                                "before it is dropped", default=0)
     # Generation.
     generation: str = setting("how rollouts are generated: hf (transformers generate), "
-                              "vllm-colocate or vllm-server (TRL's vLLM modes; need vllm)",
-                              default="hf")
+                              "vllm-colocate or vllm-server (TRL's vLLM modes; need vllm, a "
+                              "CUDA GPU and --no-overlap)", default="hf")
     temperature: float = setting("sampling temperature of the rollouts (and of TRL's "
                                  "log-probabilities)", default=1.0)
     max_new_tokens: int = setting("longest agent message of one turn, in tokens", default=256)
     generation_batch_size: int = setting("prompts per generate call while rolling out",
                                          default=8)
+    vllm_server_base_url: str | None = setting(
+        "generation=vllm-server: URL of the 'trl vllm-serve' server (null: TRL's default, "
+        "http://0.0.0.0:8000)", default=None)
+    vllm_gpu_memory_utilization: float = setting(
+        "generation=vllm-colocate: share of GPU memory the vLLM engine may take", default=0.3)
+    vllm_tensor_parallel_size: int = setting(
+        "generation=vllm-colocate: GPUs each vLLM engine spans (tensor parallelism)",
+        default=1)
+    vllm_max_model_length: int | None = setting(
+        "generation=vllm-colocate: the engine's context length, prompt and completion (null: "
+        "the model's)", default=None)
     # Horizon curriculum.
     horizon_stages: list[int] | None = setting(
         "turn budgets by stage, e.g. 5,10,15 (null: the env's own budget)", default=None)
@@ -120,6 +131,21 @@ class OnlineGRPOConfig(TrainerConfig):
         self._check_choice("off_policy_tokens", OFF_POLICY_TOKENS)
         self._check_choice("task_normalisation", TASK_NORMALISATION)
         self._check_choice("generation", GENERATION_BACKENDS)
+        if self.generation != "hf":
+            if self.overlap:
+                raise ConfigError(
+                    f"generation={self.generation} plays in lockstep: TRL reloads its vLLM "
+                    "engine with the new weights before each step, and the engine cannot "
+                    "generate the next batch meanwhile; pass --no-overlap (overlap: false)")
+            if not 0.0 < self.vllm_gpu_memory_utilization <= 1.0:
+                raise ConfigError(f"vllm_gpu_memory_utilization must be in (0, 1], got "
+                                  f"{self.vllm_gpu_memory_utilization}")
+            if self.vllm_tensor_parallel_size < 1:
+                raise ConfigError(f"vllm_tensor_parallel_size must be at least 1, got "
+                                  f"{self.vllm_tensor_parallel_size}")
+            if self.vllm_max_model_length is not None and self.vllm_max_model_length < 1:
+                raise ConfigError(f"vllm_max_model_length must be at least 1, got "
+                                  f"{self.vllm_max_model_length}")
         self._check_choice("scale_rewards", ("group", "none"))
         if not 0.0 <= self.cross_policy_prob <= 1.0:
             raise ConfigError(f"cross_policy_prob must be in [0, 1], got "

@@ -20,6 +20,8 @@ colbench supplies the rollouts through ``rollout_func`` and the advantages:
    (``rollout/env_failures``).
 6. **Overlap**: the next step's rollouts run on a copy of the weights while the current step
    trains; ``max_staleness`` bounds the lag, recorded per sample.
+7. **Generation**: transformers ``generate`` on the policy, or TRL's vLLM engine
+   (:mod:`colbench.trainers.online_grpo_vllm`: colocate or server, in lockstep).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from colbench.errors import ConfigError, MissingExtraError
+from colbench.errors import ConfigError
 from colbench.trainers.base import TrainerPlugin, TrainResult, register_trainer
 from colbench.trainers.data import TrajectoryData
 from colbench.trainers.model_io import ModelSource
@@ -43,16 +45,12 @@ REWARD_KEY = "colbench_reward"
 
 
 def check_generation_backend(generation: str) -> None:
-    """``hf`` always works; the vLLM modes need vllm (colbench[gpu])."""
+    """``hf`` always works; the vLLM modes need vllm (colbench[gpu]) and a CUDA GPU."""
     if generation == "hf":
         return
-    try:
-        import vllm  # noqa: F401
-    except ImportError as exc:
-        raise MissingExtraError(f"online-grpo with generation={generation}", "gpu",
-                                "vllm") from exc
-    raise ConfigError(f"generation={generation}: rollouts through TRL's vLLM engine are not "
-                      "wired into online-grpo yet; use generation=hf")
+    from colbench.trainers.online_grpo_vllm import check_vllm_generation
+
+    check_vllm_generation(generation)
 
 
 def env_task_ids(env: str, *, split: str, num_tasks: int | None,
@@ -196,6 +194,14 @@ class _OnlineRun:
             self._models[role] = factory(role, module, self.tokenizer, self.config)
         return self._models[role]
 
+    def _engine_chat(self, trainer: Any) -> Any:
+        """The current policy on TRL's vLLM engine (:mod:`colbench.trainers.online_grpo_vllm`)."""
+        if "vllm" not in self._models:
+            from colbench.trainers.online_grpo_vllm import vllm_chat_model
+
+            self._models["vllm"] = vllm_chat_model(trainer, self.tokenizer, self.config)
+        return self._models["vllm"]
+
     def load_pool(self) -> None:
         from colbench.models.spec import load_model
 
@@ -239,7 +245,9 @@ class _OnlineRun:
         def job() -> list[Any]:
             if snapshot_weights is not None:
                 self._snapshot.refresh(snapshot_weights, version)
-            if lockstep:
+            if config.generation != "hf":
+                current = self._engine_chat(trainer)  # lockstep: TRL synced it for this step
+            elif lockstep:
                 current = self._chat("current", model)
             else:
                 self._rollout_copy.refresh(weights, version)
@@ -409,6 +417,7 @@ class OnlineGRPOTrainer(TrainerPlugin):
             lora_config,
             write_model_card,
         )
+        from colbench.trainers.online_grpo_vllm import grpo_vllm_arguments
         from colbench.trainers.trl_ext import make_config, save_trained, training_arguments
 
         config = self.config
@@ -426,7 +435,7 @@ class OnlineGRPOTrainer(TrainerPlugin):
             config, out, num_generations=config.num_generations,
             temperature=config.temperature, beta=config.beta,
             scale_rewards=config.scale_rewards, max_completion_length=config.max_new_tokens,
-            report_to=config.report_to, shuffle_dataset=False)
+            report_to=config.report_to, shuffle_dataset=False, **grpo_vllm_arguments(config))
         arguments.pop("max_length", None)  # GRPOConfig bounds completions, not sequences
         args = make_config(GRPOConfig, arguments)
         run = _OnlineRun(config, tokenizer, out, task_ids, families,
