@@ -66,7 +66,9 @@ def create_app(roots: Sequence[str | Path], *, poll_seconds: float = DEFAULT_POL
     ``Host`` header may carry (None: any)."""
     index = RunIndex(roots)
     tasks = metadata or TaskMetadataCache()
-    app = flask.Flask("colbench.view")
+    # No Flask static route: the page's files are served by name from ASSETS only.
+    app = flask.Flask("colbench.view", static_folder=None)
+    app.url_map.merge_slashes = False  # a URL names exactly one route, or none
     app.config["COLBENCH_RUN_INDEX"] = index
     app.json.sort_keys = False  # type: ignore[attr-defined]
     allowed = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
