@@ -17,7 +17,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from colbench.leaderboard import queries
-from colbench.leaderboard._db import PENDING, Submission, Token, utcnow
+from colbench.leaderboard._db import LISTED, PENDING, VERIFIED, Submission, Token, utcnow
 from colbench.leaderboard.app import state
 from colbench.leaderboard.challenge import challenge_for_run, challenge_name
 from colbench.leaderboard.tokens import AuthError, authenticate
@@ -265,12 +265,19 @@ def get_leaderboard() -> Any:
                 or queries.DEFAULT_PROTOCOL)
     verified_only = request.args.get("verified", "").lower() in ("1", "true", "yes", "only")
     try:
+        # Every listed entry unless ?status= (or the older ?verified=1) narrows it: API
+        # clients written before the pages showed verified entries only keep their answer.
+        statuses = queries.parse_statuses(request.args.get("status"),
+                                          (VERIFIED,) if verified_only else LISTED)
+    except ValueError as exc:
+        return refuse(400, str(exc))
+    try:
         page = int(request.args.get("page", "1"))
     except ValueError:
         return refuse(400, "page must be a whole number")
     limit = state().settings.page_size
     result = queries.board(state().db, env, split, page=page, page_size=limit,
-                           verified_only=verified_only, protocol=protocol)
+                           statuses=statuses, protocol=protocol)
     entries = [{
         "rank": row["rank"], "id": row["id"], "model_name": row["model_name"],
         "organization": row["organization"],
@@ -282,7 +289,8 @@ def get_leaderboard() -> Any:
         "episodes": row["episodes"],
         "page": url_for("pages.submission_page", submission_id=row["id"], _external=True),
     } for row in result.rows]
-    return jsonify({"env": env, "split": split, "protocol": protocol, "total": result.total, "page": result.page,
+    return jsonify({"env": env, "split": split, "protocol": protocol,
+                    "statuses": list(statuses), "total": result.total, "page": result.page,
                     "pages": result.pages, "entries": entries})
 
 

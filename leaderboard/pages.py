@@ -1,5 +1,6 @@
 """The HTML pages: the boards, one board per env with sortable columns, and a submission's
-page. Templates autoescape everything (nothing a submitter wrote is marked safe), and the
+page. A board shows its verified entries unless ``?status=all`` (or a list of statuses, as on
+the API) asks for the rest too; every row is labelled with its status. Templates autoescape everything (nothing a submitter wrote is marked safe), and the
 Content-Security-Policy set in ``app.py`` forbids scripts altogether: sorting is done by the
 server through links, and the chart is inline SVG."""
 
@@ -17,7 +18,7 @@ pages = Blueprint("pages", __name__)
 
 COLUMNS = (("rank", "Rank"), ("model", "Model"), ("organization", "Organisation"),
            ("success", "Success rate [95% CI]"), ("score", "Score [95% CI]"),
-           ("verified", "Verified"), ("date", "Date"), ("version", "colbench"))
+           ("verified", "Status"), ("date", "Date"), ("version", "colbench"))
 
 
 @pages.get("/")
@@ -31,36 +32,46 @@ def board_page(env: str) -> Any:
     protocol = request.args.get("protocol", queries.DEFAULT_PROTOCOL)
     sort = request.args.get("sort", "rank")
     direction = request.args.get("dir")
-    verified_only = request.args.get("verified", "") in ("1", "only", "true")
+    try:
+        # ?verified=1 is what the verified-only link used to say; it still means that.
+        statuses = queries.parse_statuses(request.args.get("status"), queries.PAGE_STATUSES)
+    except ValueError as exc:
+        abort(400, description=str(exc))
     try:
         page = int(request.args.get("page", "1"))
     except ValueError:
         page = 1
     result = queries.board(state().db, env, split, sort=sort, direction=direction, page=page,
-                           page_size=state().settings.page_size, verified_only=verified_only,
+                           page_size=state().settings.page_size, statuses=statuses,
                            protocol=protocol)
     splits = queries.splits(state().db, env)
+    counts = queries.status_counts(state().db, env, split, protocol)
+
+    def board_url(shown: tuple[str, ...] = statuses, **args: Any) -> str:
+        """This board's URL with ``args``, keeping its protocol and filter."""
+        if protocol != queries.DEFAULT_PROTOCOL:
+            args["protocol"] = protocol
+        if shown != queries.PAGE_STATUSES:
+            args["status"] = "all" if shown == queries.LISTED else ",".join(shown)
+        return url_for("pages.board_page", env=env, split=args.pop("split", split), **args)
 
     def sort_url(column: str) -> str:
         if column == result.sort:
             new_dir = "asc" if result.direction == "desc" else "desc"
         else:
             new_dir = queries.DEFAULT_DIRECTION[column]
-        args = {"split": split, "sort": column, "dir": new_dir}
-        if protocol != queries.DEFAULT_PROTOCOL:
-            args["protocol"] = protocol
-        if verified_only:
-            args["verified"] = "1"
-        return url_for("pages.board_page", env=env, **args)
+        return board_url(sort=column, dir=new_dir)
 
     def page_url(number: int) -> str:
-        args = {"split": split, "sort": result.sort, "dir": result.direction, "page": number}
-        if verified_only:
-            args["verified"] = "1"
-        return url_for("pages.board_page", env=env, **args)
+        return board_url(sort=result.sort, dir=result.direction, page=number)
 
+    hidden = {status: n for status, n in counts.items() if n and status not in statuses}
     return render_template("board.html", board=result, columns=COLUMNS, sort_url=sort_url,
-                           page_url=page_url, splits=splits)
+                           page_url=page_url, splits=splits, counts=counts, hidden=hidden,
+                           meanings=queries.STATUS_MEANINGS,
+                           show_all_url=board_url(queries.LISTED),
+                           verified_url=board_url(queries.PAGE_STATUSES),
+                           split_url=lambda other: board_url(split=other))
 
 
 @pages.get("/submissions/<submission_id>")

@@ -12,7 +12,14 @@ from typing import Any
 
 from sqlalchemy import case, func, select
 
-from colbench.leaderboard._db import LISTED, VERIFIED, Database, Submission
+from colbench.leaderboard._db import (
+    LISTED,
+    SELF_REPORTED,
+    UNVERIFIED,
+    VERIFIED,
+    Database,
+    Submission,
+)
 from colbench.leaderboard._versions import parse_version
 
 #: Sortable board columns -> what they sort by. "rank" is the server's ranking: success rate,
@@ -24,6 +31,37 @@ DEFAULT_PROTOCOL = "colbench"
 #: The direction a column sorts in when first clicked.
 DEFAULT_DIRECTION = {"rank": "asc", "model": "asc", "organization": "asc", "success": "desc",
                      "score": "desc", "verified": "desc", "date": "desc", "version": "desc"}
+
+
+#: What each listed status means, for the pages and the API's documentation. Rejected and
+#: pending submissions are never on a board (their own pages say why).
+STATUS_MEANINGS = {
+    VERIFIED: "every check passed and the server replayed every episode",
+    SELF_REPORTED: "every check passed, but this server cannot replay the suite: the "
+                   "episodes' figures are the submitter's",
+    UNVERIFIED: "listed with the server's own figures, but a check failed (a partial split, "
+                "env errors, another simulator or scorer...)",
+}
+#: What a board page shows unless asked for more: verified entries only.
+PAGE_STATUSES: tuple[str, ...] = (VERIFIED,)
+
+
+def parse_statuses(text: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
+    """A ``?status=`` filter: ``all`` (every listed status), or listed statuses separated by
+    commas (``verified,self-reported``); empty or missing gives ``default``. Returned in
+    :data:`LISTED`'s order, so that equal filters are equal tuples. Raises ValueError naming
+    what is wrong and the values that are allowed."""
+    if text is None or not text.strip():
+        return default
+    wanted = {part.strip().lower() for part in text.split(",") if part.strip()}
+    if "all" in wanted:
+        return LISTED
+    unknown = sorted(wanted - set(LISTED))
+    if unknown:
+        raise ValueError(f"unknown status {', '.join(map(repr, unknown))} in status=; use all, "
+                         f"or one or more of {', '.join(LISTED)} separated by commas (rejected "
+                         "and pending submissions are never on a board)")
+    return tuple(status for status in LISTED if status in wanted)
 
 
 @dataclass
@@ -49,6 +87,8 @@ class BoardPage:
     sort: str
     direction: str
     verified_only: bool
+    #: The statuses shown (see :func:`parse_statuses`).
+    statuses: tuple[str, ...] = LISTED
 
 
 def boards(db: Database) -> list[BoardSummary]:
@@ -70,6 +110,20 @@ def splits(db: Database, env: str) -> list[str]:
         return sorted(session.scalars(select(Submission.split).distinct()
                                       .where(Submission.env == env,
                                              Submission.status.in_(LISTED))))
+
+
+def status_counts(db: Database, env: str, split: str, protocol: str = DEFAULT_PROTOCOL
+                  ) -> dict[str, int]:
+    """How many entries of each listed status one board has (0 for those it has none of)."""
+    with db.read() as session:
+        rows = session.execute(
+            select(Submission.status, func.count())
+            .where(Submission.env == env, Submission.split == split,
+                   Submission.protocol == protocol, Submission.status.in_(LISTED))
+            .group_by(Submission.status)).all()
+    counts = dict.fromkeys(LISTED, 0)
+    counts.update({status: int(n) for status, n in rows})
+    return counts
 
 
 def _rank_order() -> tuple[Any, ...]:
@@ -97,16 +151,17 @@ class _BoardCache:
 
     def __init__(self, size: int = 32) -> None:
         self.size = size
-        self._boards: dict[tuple[str, str, str, str, bool],
+        self._boards: dict[tuple[str, str, str, str, tuple[str, ...]],
                            tuple[Any, list[dict[str, Any]]]] = {}
         self._lock = threading.Lock()
 
-    def rows(self, db: Database, env: str, split: str, verified_only: bool,
+    def rows(self, db: Database, env: str, split: str, statuses: tuple[str, ...],
              protocol: str = DEFAULT_PROTOCOL) -> list[dict[str, Any]]:
-        statuses = (VERIFIED,) if verified_only else LISTED
+        """The ranked rows of the entries with one of ``statuses``: ranks count only the
+        entries shown, so the best verified entry is first on a verified-only board."""
         where = (Submission.env == env, Submission.split == split,
                  Submission.protocol == protocol, Submission.status.in_(statuses))
-        key = (db.url, env, split, protocol, verified_only)
+        key = (db.url, env, split, protocol, statuses)
         with db.read() as session:
             version = tuple(session.execute(
                 select(func.count(), func.max(Submission.verified_at)).where(*where)).one())
@@ -141,7 +196,8 @@ _SORT_KEYS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "organization": lambda r: (r["organization"] or "").lower(),
     "success": lambda r: -1.0 if r["success_mean"] is None else r["success_mean"],
     "score": lambda r: -1.0 if r["score_mean"] is None else r["score_mean"],
-    "verified": lambda r: r["verified"],
+    # Verified above self-reported above unverified (descending, the column's first order).
+    "verified": lambda r: -LISTED.index(r["status"]),
     "date": lambda r: r["created_at"],
     "version": lambda r: _version_key(r["colbench_version"]),
 }
@@ -149,16 +205,20 @@ _SORT_KEYS: dict[str, Callable[[dict[str, Any]], Any]] = {
 
 def board(db: Database, env: str, split: str = "test", *, sort: str = "rank",
           direction: str | None = None, page: int = 1, page_size: int = 100,
-          verified_only: bool = False, protocol: str = DEFAULT_PROTOCOL) -> BoardPage:
+          verified_only: bool = False, protocol: str = DEFAULT_PROTOCOL,
+          statuses: tuple[str, ...] | None = None) -> BoardPage:
     """One page of a board, ranked by recomputed success rate then score (ties share a
     rank); ``sort`` orders the rows by another column while every row keeps its rank. Only
     runs of ``protocol`` are on it: results of different protocols are never ranked
-    together."""
+    together. ``statuses``: the entries shown (default: every listed one, or only verified
+    ones with ``verified_only``)."""
+    if statuses is None:
+        statuses = (VERIFIED,) if verified_only else LISTED
     if sort not in SORT_COLUMNS:
         sort = "rank"
     if direction not in ("asc", "desc"):
         direction = DEFAULT_DIRECTION[sort]
-    rows = _cache.rows(db, env, split, verified_only, protocol)
+    rows = _cache.rows(db, env, split, statuses, protocol)
     if sort != "rank" or direction != "asc":
         # Two stable sorts: by rank first, so rows equal in the chosen column keep it.
         rows = sorted(rows, key=_SORT_KEYS[sort], reverse=direction == "desc")
@@ -168,7 +228,7 @@ def board(db: Database, env: str, split: str = "test", *, sort: str = "rank",
     start = (page - 1) * page_size
     return BoardPage(env=env, split=split, rows=rows[start:start + page_size], total=total,
                      page=page, pages=pages, sort=sort, direction=direction,
-                     verified_only=verified_only)
+                     verified_only=statuses == (VERIFIED,), statuses=statuses)
 
 
 def _loads(text: str | None, default: Any) -> Any:

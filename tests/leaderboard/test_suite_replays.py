@@ -213,7 +213,10 @@ def test_the_board_and_the_api_show_self_reported_entries_and_their_checks(
     assert entries["self model"]["checks"] == checks
     assert all(c["passed"] for c in entries["verified oracle"]["checks"])
 
+    # The board shows verified entries unless asked for the rest (?status=all).
     html = board.client.get("/boards/colbench/Backend-v0").get_data(as_text=True)
+    assert "self model" not in html and "1 self-reported" in html
+    html = board.client.get("/boards/colbench/Backend-v0?status=all").get_data(as_text=True)
     assert ">self-reported</span>" in html and "1/2 checks passed" in html
     assert "no replay &lt;here&gt;" in html  # escaped, like everything a row shows
     page = board.client.get("/submissions/selfreported0001").get_data(as_text=True)
