@@ -32,11 +32,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from tiny_models import build_tiny_llama  # noqa: E402
 
 from colbench.env import Outcome, TextEnv  # noqa: E402
+from colbench.models.tiny import build_tiny_model  # noqa: E402
 from colbench.tasks import Task, TaskSet  # noqa: E402
 
 ENV_ID = "colbench-bench/Digits-v0"
@@ -241,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-online-rl-") as tmp:
         work = Path(tmp)
         if not args.skip_learning:
-            model = build_tiny_llama(work / "tiny", hidden_size=args.hidden, seed=args.seed)
+            model = build_tiny_model(work / "tiny", hidden_size=args.hidden, seed=args.seed)
             result = learning(args, model, work)
             (m0, (lo0, hi0), n0), (m1, (lo1, hi1), n1) = result["first"], result["last"]
             print(f"learning: {result['steps']} steps in {result['seconds']:.1f} s; mean "
@@ -254,8 +252,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"  reproducible: {'yes' if result['reproducible'] else 'NO'} (same "
                       "seed, every episode's reward compared)")
         if not args.skip_overlap:
-            model = build_tiny_llama(work / "overlap-model", hidden_size=args.overlap_hidden,
-                                     num_layers=4, seed=args.seed)
+            model = build_tiny_model(work / "overlap-model", hidden_size=args.overlap_hidden,
+                                     layers=4, seed=args.seed)
             result = overlap(args, model, work)
             for mode in ("lockstep", "overlap"):
                 r = result[mode]

@@ -30,9 +30,8 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from tiny_models import CORPUS, build_tiny_tokenizer  # noqa: E402
+from colbench.models.tiny import CORPUS, build_tiny_tokenizer  # noqa: E402
 
 WORDS = " ".join(CORPUS).split()
 

@@ -13,8 +13,6 @@ from colbench.errors import ConfigError, MissingExtraError
 from colbench.models import Completion, SamplingParams, load_model
 from colbench.models.hf import FALLBACK_CHAT_TEMPLATE, HFChatModel, RequestBatcher
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for tiny_models
-
 CONVS = [
     [{"role": "user", "content": "What should the function return ?"}],
     [{"role": "system", "content": "be brief"},
@@ -30,9 +28,9 @@ GREEDY = SamplingParams(max_tokens=10, logprobs=True)
 def tiny_path(tmp_path_factory) -> Path:
     pytest.importorskip("torch", reason="the hf adapter needs torch (colbench[hf])")
     pytest.importorskip("transformers", reason="the hf adapter needs transformers (colbench[hf])")
-    from tiny_models import build_tiny_llama
+    from colbench.models.tiny import build_tiny_model
 
-    return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-llama"))
 
 
 @pytest.fixture(scope="module")
@@ -162,7 +160,7 @@ def test_concurrent_agenerate_calls_share_batches(model):
 
 
 def test_fallback_template_for_a_tokenizer_without_one(model, tmp_path):
-    from tiny_models import build_tiny_tokenizer
+    from colbench.models.tiny import build_tiny_tokenizer
 
     bare = build_tiny_tokenizer(tmp_path / "bare", chat_template=None)
     assert not bare.chat_template

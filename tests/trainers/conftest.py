@@ -18,7 +18,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for tiny_models
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for helpers_env
 
 import helpers_env  # noqa: E402
 
@@ -52,16 +52,16 @@ def one_torch_thread():
 
 @pytest.fixture(scope="session")
 def tiny_llama(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tiny_models import build_tiny_llama
+    from colbench.models.tiny import build_tiny_model
 
-    return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-llama"))
 
 
 @pytest.fixture(scope="session")
 def tiny_qwen2(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tiny_models import build_tiny_qwen2
+    from colbench.models.tiny import build_tiny_model
 
-    return build_tiny_qwen2(tmp_path_factory.mktemp("tiny-qwen2"))
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-qwen2"), family="qwen2")
 
 
 @pytest.fixture(scope="session")

@@ -32,10 +32,11 @@ PROMPT = [{"role": "system", "content": "Please round the result to two decimals
 def build_models(tiny_llama, tmp_path_factory):
     """``(tokenizer, critic, ref, critic_path, ref_path)``: two tiny Llamas with different
     random weights (also the fixture of tests/trainers/test_sweet_rl_choices.py)."""
-    from tiny_models import build_tiny_llama
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    other = build_tiny_llama(tmp_path_factory.mktemp("tiny-llama-ref"), seed=1)
+    from colbench.models.tiny import build_tiny_model
+
+    other = build_tiny_model(tmp_path_factory.mktemp("tiny-llama-ref"), seed=1)
     tokenizer = AutoTokenizer.from_pretrained(tiny_llama)
     critic = AutoModelForCausalLM.from_pretrained(tiny_llama, dtype=torch.float32).eval()
     ref = AutoModelForCausalLM.from_pretrained(other, dtype=torch.float32).eval()

@@ -45,9 +45,9 @@ def test_seeded_training_is_reproducible(bench, tiny_llama, tmp_path):
 
 @pytest.mark.slow
 def test_a_tiny_model_learns(bench, tmp_path):
-    from tiny_models import build_tiny_llama
+    from colbench.models.tiny import build_tiny_model
 
-    model = build_tiny_llama(tmp_path / "tiny", seed=0)
+    model = build_tiny_model(tmp_path / "tiny", seed=0)
     bench.train_once(model, tmp_path / "out", bench.learning_config(24, seed=0))
     steps = bench.rewards_by_step(tmp_path / "out")
     first_mean, (_, first_high), _ = bench.window(steps, range(4))

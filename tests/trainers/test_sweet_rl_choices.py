@@ -75,13 +75,12 @@ def test_truncated_candidates_never_reach_a_dpo_pair_as_finished_turns(rule, gue
                                                                       tiny_llama, tmp_path):
     """Candidates of the tiny model cut at 3 tokens: the pairs mark them, and the rows the
     policy trains on end without the end-of-turn marker (``drop``: no such pair at all)."""
-    from tiny_models import build_tiny_llama
-
+    from colbench.models.tiny import build_tiny_model
     from colbench.trainers.model_io import load_tokenizer, parse_model_spec
     from colbench.trainers.sweet_rl_config import SweetRLConfig
     from colbench.trainers.sweet_rl_trainer import SweetRLTrainer
 
-    critic = build_tiny_llama(tmp_path / "critic", seed=3)  # differs from the reference
+    critic = build_tiny_model(tmp_path / "critic", seed=3)  # differs from the reference
     config = SweetRLConfig(turn_fraction=0.3, num_candidates=6, candidate_max_tokens=3,
                            truncated_candidates=rule, critic_path=str(critic))
     trainer = SweetRLTrainer(config)

@@ -81,9 +81,8 @@ def test_continuation_after_earlier_turns_starts_at_the_new_turn(family):
 
 
 def test_tokenizer_without_template_uses_the_hf_adapters_fallback(tmp_path):
-    from tiny_models import build_tiny_tokenizer
-
     from colbench.models.hf import FALLBACK_CHAT_TEMPLATE
+    from colbench.models.tiny import build_tiny_tokenizer
 
     tokenizer = build_tiny_tokenizer(tmp_path, chat_template=None)
     text = render(tokenizer, CONVERSATION[:2], add_generation_prompt=True)
