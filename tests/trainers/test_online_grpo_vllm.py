@@ -325,3 +325,43 @@ def test_rollouts_on_trls_engine_reach_the_batch_exactly(tiny_llama, tokenizer, 
     assert len(records) == 8
     for record in records:
         assert tuple(tokenize_prompt(tokenizer, episode_messages(record)[:2])) in first_prompts
+
+
+# -- the GPU script, as far as the CPU allows ----------------------------------------------------
+
+def _gpu_script():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu" / "online_grpo_vllm_gpu.py"
+    spec = importlib.util.spec_from_file_location("online_grpo_vllm_gpu", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_gpu_script_stops_with_one_line_without_vllm(tmp_path, monkeypatch, capsys):
+    script = _gpu_script()
+    monkeypatch.setitem(sys.modules, "vllm", None)
+    assert script.main(["--out", str(tmp_path / "out")]) == 2
+    assert "colbench[gpu]" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()  # nothing started, nothing written
+    args = script.parse_args(["--out", "x"])
+    assert args.mode == "vllm-colocate" and args.env == "colbench/TextCraft-v0"
+
+
+def test_gpu_script_reports_steps_from_the_samples(tmp_path):
+    import json
+
+    script = _gpu_script()
+    folder = tmp_path / "rollouts" / "step-000001"
+    folder.mkdir(parents=True)
+    rows = [{"policies": {"current": 2}, "retokenised_turns": 1, "dropped": False},
+            {"policies": {"current": 1}, "retokenised_turns": 0, "dropped": True}]
+    (folder / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert script.step_report(tmp_path) == [{"step": "step-000001", "episodes": 2,
+                                             "turns": 3, "retokenised": 1, "dropped": 1}]
+    (tmp_path / "checkpoint-2").mkdir()
+    (tmp_path / "checkpoint-2" / "trainer_state.json").write_text(json.dumps(
+        {"log_history": [{"sampling/sampling_logp_difference/mean": 0.02}, {"loss": 1.0}]}))
+    assert script.logged(tmp_path, "sampling/sampling_logp_difference/mean") == [0.02]
