@@ -63,6 +63,10 @@ class EpisodeRecord(BaseModel):
     #: The turn budget the episode was reset with (``reset(options={"max_turns": N})``, from
     #: :attr:`EvalConfig.max_turns`, as a horizon curriculum sets it); None: the env's own.
     max_turns: int | None = None
+    #: The task's metadata values that are plain text or numbers (its family, level, task
+    #: type, seed...), so that reports can break results down by them without the task set;
+    #: None in records written before the runner stored it.
+    task_metadata: dict[str, str | int | float | bool] | None = None
     turns: list[TurnRecord] = Field(default_factory=list)
     final_answer: str | None = None
     metrics: dict[str, Any] = Field(default_factory=dict)

@@ -214,6 +214,13 @@ def _first_line(exc: BaseException) -> str:
     return line if len(line) <= 300 else line[:297] + "..."
 
 
+def task_labels(metadata: dict[str, Any]) -> dict[str, str | int | float | bool]:
+    """The values of a task's metadata that are text or numbers: what a record keeps of it
+    (lists and nested data stay in the task set, and would only grow every record)."""
+    return {key: value for key, value in metadata.items()
+            if isinstance(value, (str, int, float, bool))}
+
+
 class Runner:
     """Runs an :class:`EvalConfig`. Use :func:`evaluate` unless you need the pieces.
 
@@ -237,6 +244,8 @@ class Runner:
         first = self.env_spec.make()
         all_tasks = first.unwrapped.tasks
         self.tasks = all_tasks.subset(config.num_tasks)
+        #: Each task's plain metadata values, copied into its records (reports group by them).
+        self._task_labels = {task.id: task_labels(task.metadata) for task in self.tasks}
         if config.num_tasks is not None and config.num_tasks > len(all_tasks):
             logger.warning("--limit %d asks for more tasks than %s has: running all %d",
                            config.num_tasks, all_tasks.name, len(all_tasks))
@@ -389,6 +398,7 @@ class Runner:
     async def _episode(self, task_id: str, trial: int) -> tuple[EpisodeRecord, Failure | None]:
         context = self.episode_context(task_id, trial)
         record, failure = await self._play_with_retries(context)
+        record.task_metadata = self._task_labels.get(task_id)
         context = context.at_turn(len(record.turns))
         for hook in self.hooks:
             record = hook.on_episode_end(context, record)
