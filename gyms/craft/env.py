@@ -131,7 +131,9 @@ class TextCraftEnv(TextEnv):
 
     @property
     def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]
-        return {"oracle": TextCraftOracle}
+        from colbench.gyms.craft.baselines import BASELINES
+
+        return {"oracle": TextCraftOracle, **BASELINES}
 
     def system_prompt(self, task: Task) -> str:
         if self.agentgym:

@@ -308,7 +308,9 @@ class SciWorldEnv(TextEnv):
 
     @property
     def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]
-        return {"oracle": SciWorldOracle}
+        from colbench.gyms.embodied.sciworld_baselines import BASELINES
+
+        return {"oracle": SciWorldOracle, **BASELINES}
 
     @property
     def simulator(self) -> Any:

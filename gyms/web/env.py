@@ -12,6 +12,7 @@ from colbench.env import Outcome, TextEnv
 from colbench.errors import ConfigError, EnvironmentFailure
 from colbench.gyms.web.actions import Action, ActionError, action_help, parse_action
 from colbench.gyms.web.axtree import DomInfo, render_tree
+from colbench.gyms.web.baselines import BASELINES
 from colbench.gyms.web.browser import BrowserHub, BrowserSession, Snapshot, shared_hub
 from colbench.gyms.web.checkers import EpisodeEnd, evaluate, goal_reached
 from colbench.gyms.web.oracle import WebOracle
@@ -133,7 +134,7 @@ class WebEnv(TextEnv):
     one_line_actions: ClassVar[bool] = True
     max_text_length: ClassVar[int] = 100_000
     site_names: ClassVar[tuple[str, ...] | None] = None
-    scripted_agents: ClassVar[dict[str, Any]] = {"oracle": WebOracle}
+    scripted_agents: ClassVar[dict[str, Any]] = {"oracle": WebOracle, **BASELINES}
 
     def __init__(self, split: str = "test", tasks: str | Path | TaskSet | None = None, *,
                  sites: list[str] | tuple[str, ...] | None = None,

@@ -94,7 +94,7 @@ def test_describe_prints_the_spec(capsys, guess_env_id):
     assert main(["describe", "colbench/TextCraft-v0"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("colbench/TextCraft-v0  (colbench.gyms.craft.env:TextCraftEnv)")
-    assert "scripted agents: scripted:oracle" in out
+    assert "scripted agents: scripted:greedy, scripted:oracle, scripted:random" in out
     assert "## Action" in out and "## Reward" in out
 
 
