@@ -109,7 +109,9 @@ def _reason(response: httpx.Response) -> str:
     try:
         data = response.json()
     except ValueError:
-        text = response.text.strip()
+        # Not the app's JSON: a proxy's or the WSGI server's own page (waitress answers an
+        # oversized upload itself, in plain text with CRLFs), made one line.
+        text = " ".join(response.text.split())
         return text[:300] or response.reason_phrase
     if isinstance(data, dict) and isinstance(data.get("error"), str):
         return data["error"]
@@ -160,8 +162,13 @@ def submit_run(run_dir: str | Path, server: str, token: str, *,
             if bar is not None:
                 bar.close()
         if response.status_code != 202:
+            reason = _reason(response)
+            if response.status_code == 413 and "json" not in response.headers.get(
+                    "content-type", ""):  # the WSGI server's refusal, not the app's
+                reason = (f"the upload ({len(body):,} bytes) is larger than the server "
+                          f"accepts ({reason})")
             raise SubmitError(f"the server refused the submission (HTTP "
-                              f"{response.status_code}): {_reason(response)}",
+                              f"{response.status_code}): {reason}",
                               status=response.status_code)
         try:
             data = response.json()

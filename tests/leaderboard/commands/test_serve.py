@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from colbench.leaderboard.client import submit_run
+from colbench.leaderboard.client import SubmitError, submit_run
 
 from ..conftest import BACKEND, copy_run, make_board
 
@@ -43,34 +43,38 @@ class Served:
             raise
 
 
-@pytest.fixture
-def served(db_url: str, tmp_path: Path, cli_environ: dict[str, str]) -> Iterator[Served]:
+def _start(db_url: str, tmp_path: Path, env: dict[str, str], **settings: object) -> Served:
+    """``colbench leaderboard serve`` on a free port with ``settings``, once it listens."""
     board = make_board(db_url)  # the schema and a token, made before the server starts
     board.state.db.dispose()
     config = tmp_path / "settings.json"
     config.write_text(json.dumps({"full_split_only": False, "rate_limit": 1000,
-                                  "poll_seconds": 0.2, "lease_seconds": 30.0}))
+                                  "poll_seconds": 0.2, "lease_seconds": 30.0, **settings}))
     log = tmp_path / "server.log"
     with open(log, "w", encoding="utf-8") as stderr:
         process = subprocess.Popen(
             [sys.executable, "-m", "colbench.cli.main", "leaderboard", "serve", "--db", db_url,
              "--port", "0", "--workers", "3", "--config", str(config)],
-            stdout=subprocess.PIPE, stderr=stderr, text=True, env=cli_environ,
-            cwd=tmp_path)
+            stdout=subprocess.PIPE, stderr=stderr, text=True, env=env, cwd=tmp_path)
     assert process.stdout is not None
     banner = process.stdout.readline()  # blocks until it listens, or is empty if it died
     if "serving on " not in banner:
         process.kill()
         process.wait(30)
         raise AssertionError(f"the server did not start: {banner}{log.read_text()}")
-    served = Served(url=banner.split("serving on ", 1)[1].strip(), token=board.token,
-                    process=process, log=log, banner=banner)
+    return Served(url=banner.split("serving on ", 1)[1].strip(), token=board.token,
+                  process=process, log=log, banner=banner)
+
+
+@pytest.fixture
+def served(db_url: str, tmp_path: Path, cli_environ: dict[str, str]) -> Iterator[Served]:
+    server = _start(db_url, tmp_path, cli_environ)
     try:
-        yield served
+        yield server
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(30)
+        if server.process.poll() is None:
+            server.process.kill()
+            server.process.wait(30)
 
 
 def _inflated(run: Path, dest: Path) -> Path:
@@ -147,6 +151,21 @@ def test_a_served_board_shows_verified_entries_and_the_rest_on_request(
     assert any('"GET /api/v1/leaderboard?env=colbench%2FBackend-v0&status=best HTTP/1.1" 400'
                in line for line in access)
     assert served.token not in log
+
+
+def test_an_oversized_submission_is_refused_with_a_clear_message(
+        runs, tmp_path: Path, cli_environ: dict[str, str]) -> None:
+    server = _start(f"sqlite:///{tmp_path / 'small.db'}", tmp_path, cli_environ,
+                    max_upload_bytes=1000)
+    try:
+        with pytest.raises(SubmitError) as refused:
+            submit_run(runs["oracle"], server.url, server.token, progress=False)
+        assert refused.value.status == 413
+        message = str(refused.value)
+        assert "bytes) is larger than the server accepts" in message
+        assert "\r" not in message and "\n" not in message
+    finally:
+        assert server.stop() == 0
 
 
 @pytest.mark.parametrize("args, message", [
