@@ -1,14 +1,22 @@
 """``colbench report DIR... [--html FILE]``: runs side by side.
 
-Prints one row per run (the headline metrics with 95% intervals, plus mean turns and
-questions when the runs have them); with ``--html`` also writes one self-contained page with
-the same table, every metric, and every episode's dialogue.
+Prints one row per run (the headline metrics with 95% intervals, the task set it ran on,
+plus mean turns and questions when the runs have them); with ``--html`` also writes one page
+with the same table, breakdowns per task family or level, every metric, and every episode's
+dialogue, its images in a folder beside it (``report.html`` -> ``report_assets/``).
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the CLI imports every command at start: records load when one runs
+    from colbench.records import TaskSetRef
+
+#: Hex digits of a task set's hash the table shows: enough to tell task sets apart.
+TASK_SET_HASH_CHARS = 8
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -19,9 +27,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("run_dirs", metavar="DIR", nargs="+", type=Path,
                    help="run directories written by 'colbench evaluate'")
     p.add_argument("--html", metavar="FILE", type=Path,
-                   help="also write a self-contained HTML page with every episode")
+                   help="also write an HTML page with every episode; its images go into "
+                        "FILE's stem + '_assets/' beside it (move the two together)")
     p.add_argument("--title", default="colbench report", help="title of the HTML page")
     p.set_defaults(func=run)
+
+
+def task_set_cell(ref: TaskSetRef) -> str:
+    """``name@hash`` with the hash cut short: runs on different task sets (another split, a
+    changed file, a different prefix) get different cells even when their names agree."""
+    digest = ref.hash.split(":", 1)[-1][:TASK_SET_HASH_CHARS]
+    return f"{ref.name}@{digest}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     runs = [load_run(path) for path in args.run_dirs]
     turns = [r.mean_turns() for r in runs]
     questions = [r.mean_metric("questions") for r in runs]
-    extra = []
+    extra = [("task-set", [task_set_cell(r.summary.task_set) for r in runs])]
     if any(t is not None for t in turns):
         extra.append(("turns", ["-" if t is None else f"{t:.2f}" for t in turns]))
     if any(q is not None for q in questions):

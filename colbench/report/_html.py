@@ -1,20 +1,22 @@
-"""One self-contained HTML page for one or more runs.
+"""One HTML page for one or more runs, with its images in a folder beside it.
 
-The page holds the summary table, every metric of every run, and every episode's dialogue,
-each episode collapsible, with filters by run, status, outcome and task id. It makes no
-request of its own: CSS and script are inline, images are embedded as ``data:`` URIs, and a
-Content-Security-Policy forbids anything else. Every piece of text from a run is escaped.
+The page holds the summary table, breakdowns per task family or level (when the tasks carry
+one), every metric of every run, and every episode's dialogue, each episode collapsible, with
+filters by run, status, outcome and task id. CSS and script are inline; images are files in
+``<page stem>_assets/`` referenced by relative URLs (see :mod:`colbench.report._assets`),
+never ``data:`` URIs, so the page grows by a few hundred bytes per image, not by the image,
+and a Content-Security-Policy forbids loading anything else. Every piece of text from a run
+is escaped.
 
-Images: paths in a turn's ``info["images"]`` are shown under that turn. An episode whose
-metrics, record or last turn info carry ``target_image`` and ``final_image`` gets the two side
-by side (the frontend suite's "target vs final render"). Suites that need more register an
-:data:`EpisodeSection` with :func:`register_episode_section`.
+Images: paths in a turn's ``info["images"]`` are shown under that turn, each a link to the
+full-size file. An episode whose metrics, record or last turn info carry ``target_image`` and
+``final_image`` gets the two side by side (the frontend suite's "target vs final render").
+Suites that need more register an :data:`EpisodeSection` with
+:func:`register_episode_section`.
 """
 
 from __future__ import annotations
 
-import base64
-import html
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from importlib import resources
@@ -23,30 +25,29 @@ from typing import Any
 
 from colbench._version import __version__
 from colbench.records import EpisodeRecord, MetricSummary
+from colbench.report._assets import IMAGE_SUFFIXES, ReportAssets
+from colbench.report._breakdown import breakdown_section, esc
 from colbench.report._runs import RunData
 
-#: Largest image embedded, in bytes; bigger ones are named, not embedded.
-MAX_IMAGE_BYTES = 8 * 1024 * 1024
+#: Longest text shown whole in the page; longer ones (a frontend agent's HTML, say) show
+#: their first :data:`PREVIEW_CHARS` and link the whole text, kept in the assets folder.
+INLINE_TEXT_CHARS = 1000
+PREVIEW_CHARS = 160
 
-IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
-               ".gif": "image/gif", ".webp": "image/webp", ".svg": "image/svg+xml"}
-
-CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+#: Images only from the page's own place (its assets folder): ``'self'`` covers a page
+#: served over HTTP and, in Chromium, one opened from disk (a test checks the latter).
+CSP = ("default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; "
        "script-src 'unsafe-inline'")
 
 
-def esc(value: Any) -> str:
-    """Text made safe for HTML content and attribute values."""
-    return html.escape(str(value), quote=True)
-
-
 class ReportContext:
-    """What an episode section needs: the run being rendered and image embedding (cached,
-    since an image such as a target render often repeats across turns)."""
+    """What an episode section needs: the run being rendered and the page's image folder
+    (``None`` when the page is rendered to a string only: images are then named, not
+    shown)."""
 
-    def __init__(self, run: RunData) -> None:
+    def __init__(self, run: RunData, assets: ReportAssets | None = None) -> None:
         self.run = run
-        self._cache: dict[Path, str] = {}
+        self.assets = assets
 
     def resolve(self, path: str | Path) -> Path:
         """A path from a record; relative paths are relative to the run directory."""
@@ -54,28 +55,37 @@ class ReportContext:
         return p if p.is_absolute() else self.run.path / p
 
     def image(self, path: str | Path, caption: str | None = None) -> str:
-        """A ``<figure>`` with the image embedded, or a note saying why it is not."""
+        """A ``<figure>`` showing the image from the assets folder (a link to the full-size
+        file), or a note saying why it is not shown."""
         resolved = self.resolve(path)
-        if resolved not in self._cache:
-            self._cache[resolved] = _embed(resolved)
-        body = self._cache[resolved]
         label = esc(caption) if caption is not None else esc(Path(path).name)
-        return f'<figure>{body}<figcaption>{label}</figcaption></figure>'
+        return f'<figure>{self._picture(resolved)}<figcaption>{label}</figcaption></figure>'
 
+    def text(self, text: str, css_class: str = "") -> str:
+        """``text`` in a ``<pre>``; past :data:`INLINE_TEXT_CHARS` only its start, with a
+        link to the whole text in the assets folder (when the page has one)."""
+        cls = f' class="{css_class}"' if css_class else ""
+        if len(text) <= INLINE_TEXT_CHARS or self.assets is None:
+            return f"<pre{cls}>{esc(text)}</pre>"
+        url = self.assets.add_text(text)
+        return (f"<pre{cls}>{esc(text[:PREVIEW_CHARS])}…</pre>"
+                f'<a class="more" href="{esc(url)}">whole text ({len(text):,} characters)</a>')
 
-def _embed(path: Path) -> str:
-    mime = IMAGE_TYPES.get(path.suffix.lower())
-    if mime is None:
-        return f'<p class="note">not an image type this page embeds: {esc(path)}</p>'
-    try:
-        size = path.stat().st_size
-    except OSError:
-        return f'<p class="note">image missing: {esc(path)}</p>'
-    if size > MAX_IMAGE_BYTES:
-        return (f'<p class="note">image too large to embed ({size // 1024} KiB): '
-                f'{esc(path)}</p>')
-    data = base64.b64encode(path.read_bytes()).decode("ascii")
-    return f'<img src="data:{mime};base64,{data}" alt="{esc(path.name)}" loading="lazy">'
+    def _picture(self, path: Path) -> str:
+        suffix = path.suffix.lower()
+        if suffix not in IMAGE_SUFFIXES:
+            return f'<p class="note">not an image type this page shows: {esc(path)}</p>'
+        if self.assets is None:
+            return (f'<p class="note">image not copied (page rendered without a folder): '
+                    f'{esc(path)}</p>')
+        try:
+            url = self.assets.add(path)
+        except OSError:
+            return f'<p class="note">image missing: {esc(path)}</p>'
+        img = f'<img src="{esc(url)}" alt="" loading="lazy">'  # the caption names it
+        if suffix == ".svg":  # opened on its own an SVG could run script: shown, not linked
+            return img
+        return f'<a href="{esc(url)}">{img}</a>'
 
 
 #: A section added to every episode: returns HTML (escaped by the section) or "" for none.
@@ -146,13 +156,15 @@ def _outcome(record: EpisodeRecord) -> str:
     return "success" if record.metrics.get("success") else "failure"
 
 
-def _message(kind: str, who: str, text: str | None, extra: str = "") -> str:
-    body = esc(text) if text else '<span class="note">(empty)</span>'
-    return (f'<div class="msg {kind}"><div class="who">{esc(who)}</div>'
-            f'<pre>{body}</pre>{extra}</div>')
+def _message(kind: str, who: str, text: str | None, ctx: ReportContext, extra: str = "") -> str:
+    body = ctx.text(text) if text else '<pre><span class="note">(empty)</span></pre>'
+    return f'<div class="msg {kind}"><div class="who">{esc(who)}</div>{body}{extra}</div>'
 
 
-def render_episode(record: EpisodeRecord, run_index: int, ctx: ReportContext) -> str:
+def render_episode(record: EpisodeRecord, run_index: int, ctx: ReportContext,
+                   shared_system_prompt: str | None = None) -> str:
+    """One episode as a collapsed ``<details>``; its system prompt is left out when it is
+    ``shared_system_prompt`` (shown once for the whole run)."""
     outcome = _outcome(record)
     facts = [f"trial {record.trial}", outcome]
     if "score" in record.metrics:
@@ -169,13 +181,13 @@ def render_episode(record: EpisodeRecord, run_index: int, ctx: ReportContext) ->
         f'<b>{esc(record.task_id)}</b> <span class="facts">{esc(" · ".join(facts))}</span>'
         '</summary><div class="body">',
     ]
-    if record.system_prompt:
+    if record.system_prompt and record.system_prompt != shared_system_prompt:
         parts.append('<details class="system"><summary>system prompt</summary>'
-                     f'<pre>{esc(record.system_prompt)}</pre></details>')
+                     f'{ctx.text(record.system_prompt)}</details>')
     for index, turn in enumerate(record.turns):
         if index == 0:
-            parts.append(_message("env", "env", turn.observation))
-        parts.append(_message("agent", f"agent · turn {index + 1}", turn.action))
+            parts.append(_message("env", "env", turn.observation, ctx))
+        parts.append(_message("agent", f"agent · turn {index + 1}", turn.action, ctx))
         reply = turn.next_observation
         if reply is None and index + 1 < len(record.turns):
             reply = record.turns[index + 1].observation
@@ -186,16 +198,23 @@ def render_episode(record: EpisodeRecord, run_index: int, ctx: ReportContext) ->
                        + "".join(ctx.image(p) for p in images if isinstance(p, (str, Path)))
                        + "</div>")
         if reply is not None or gallery:
-            parts.append(_message("env", f"env · reward {_fmt(turn.reward)}", reply, gallery))
+            parts.append(_message("env", f"env · reward {_fmt(turn.reward)}", reply, ctx,
+                                  gallery))
     for section in (comparison_section, *_SECTIONS):
         parts.append(section(record, ctx))
     if record.final_answer is not None:
-        parts.append(f'<h4>final answer</h4><pre class="answer">{esc(record.final_answer)}</pre>')
+        if record.turns and record.final_answer == record.turns[-1].action:
+            # Often the last message itself (a frontend page): not shown twice.
+            parts.append('<h4>final answer</h4><p class="note">the agent\'s last message '
+                         f"(turn {len(record.turns)})</p>")
+        else:
+            parts.append(f'<h4>final answer</h4>{ctx.text(record.final_answer, "answer")}')
     if record.metrics:
         rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(_fmt(v))}</td></tr>"
                        for k, v in record.metrics.items())
         parts.append(f'<table class="metrics">{rows}</table>')
     if record.error:
+        # Whole, even when long: a traceback is read where it stands, and errors are few.
         parts.append(f'<h4>error</h4><pre class="error">{esc(record.error)}</pre>')
     parts.append("</div></details>")
     return "".join(parts)
@@ -268,12 +287,23 @@ def _filters(runs: Sequence[RunData]) -> str:
         '<span id="shown"></span></form>')
 
 
+def _shared_system_prompt(records: Sequence[EpisodeRecord]) -> str | None:
+    """The system prompt every episode of a run had, if they all had the same one: shown
+    once instead of once per episode."""
+    prompts = {record.system_prompt for record in records}
+    if len(prompts) == 1 and len(records) > 1:
+        return prompts.pop()
+    return None
+
+
 def _asset(name: str) -> str:
     return resources.files("colbench.report").joinpath(name).read_text(encoding="utf-8")
 
 
-def render_html(runs: Sequence[RunData], title: str = "colbench report") -> str:
-    """The report page for ``runs`` as one HTML string."""
+def render_html(runs: Sequence[RunData], title: str = "colbench report",
+                assets: ReportAssets | None = None) -> str:
+    """The report page for ``runs`` as one HTML string; images go into ``assets`` (without
+    it they are named, not shown: :func:`write_html` gives the page its folder)."""
     generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
     episodes = sum(len(r.records) for r in runs)
     body = [
@@ -285,16 +315,20 @@ def render_html(runs: Sequence[RunData], title: str = "colbench report") -> str:
         f"<header><h1>{esc(title)}</h1><p class=\"note\">{len(runs)} run(s), {episodes} "
         f"episode(s); generated {esc(generated)} by colbench {esc(__version__)}</p></header>",
         '<section id="summary"><h2>Summary</h2>', _summary_table(runs), _metrics_table(runs),
-        "</section>",
+        breakdown_section(runs), "</section>",
         '<section id="episodes"><h2>Episodes</h2>', _filters(runs),
     ]
     for index, run in enumerate(runs):
-        ctx = ReportContext(run)
+        ctx = ReportContext(run, assets)
         body.append(f'<section class="run" data-run="{index}"><h3>{esc(run.label)} '
                     f'<small>{esc(run.summary.env)} · {esc(run.summary.model)}</small></h3>')
+        shared = _shared_system_prompt(run.records)
+        if shared:
+            body.append('<details class="system"><summary>system prompt (every episode of '
+                        f'this run)</summary>{ctx.text(shared)}</details>')
         if not run.records:
             body.append('<p class="note">no episodes</p>')
-        body.extend(render_episode(record, index, ctx) for record in run.records)
+        body.extend(render_episode(record, index, ctx, shared) for record in run.records)
         body.append("</section>")
     body += ["</section>", f"<script>{_asset('report.js')}</script>", "</body></html>"]
     return "\n".join(body)
@@ -302,10 +336,21 @@ def render_html(runs: Sequence[RunData], title: str = "colbench report") -> str:
 
 def write_html(runs: Sequence[RunData], path: str | Path, title: str = "colbench report"
                ) -> Path:
-    """Write the report page to ``path`` (atomically) and return the path."""
+    """Write the report page to ``path`` (atomically) with its images in ``<stem>_assets/``
+    beside it, and return the path.
+
+    Rebuilding over an earlier page replaces it and removes the images it no longer shows;
+    files this function did not write are never touched (a foreign folder in the way is
+    refused with :class:`~colbench.errors.ConfigError` before anything is written)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render_html(runs, title), encoding="utf-8")
-    tmp.replace(path)
+    assets = ReportAssets(path)
+    try:
+        page = render_html(runs, title, assets)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(page, encoding="utf-8")
+        tmp.replace(path)
+    finally:
+        assets.close()
+    assets.finish()
     return path

@@ -3,17 +3,25 @@
 A run killed before it finished has no ``summary.json``; :meth:`colbench.rundir.RunDir.summary`
 then computes its summary from ``episodes.jsonl`` and ``run.json`` the way the runner does, and
 the run is marked partial.
+
+Each task's metadata (its family, level, task type...) comes from the records, where the
+runner stores it as ``task_metadata``, or, for records written before it did, from the run's
+``tasks.jsonl`` when a collection saved one.
 """
 
 from __future__ import annotations
 
+import logging
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from colbench.errors import ConfigError
 from colbench.records import EpisodeRecord, Summary
 from colbench.rundir import RunDir
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -27,6 +35,8 @@ class RunData:
     records: list[EpisodeRecord]
     #: True when the run has no summary.json (it was interrupted): the summary is computed.
     partial: bool = False
+    #: Each task's metadata by task id (empty for tasks whose run recorded none).
+    task_metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def mean_turns(self) -> float | None:
         """Mean number of agent turns over the episodes that finished."""
@@ -47,4 +57,23 @@ def load_run(path: str | Path, label: str | None = None) -> RunData:
     run_dir = RunDir(path)
     records = run_dir.latest_episodes()
     summary, partial = run_dir.summary(records)
-    return RunData(path, label or str(path), summary, records, partial=partial)
+    return RunData(path, label or str(path), summary, records, partial=partial,
+                   task_metadata=_task_metadata(run_dir, records))
+
+
+def _task_metadata(run_dir: RunDir, records: list[EpisodeRecord]) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
+    for record in records:
+        if record.task_metadata is not None:
+            found[record.task_id] = dict(record.task_metadata)
+    if len(found) < len({record.task_id for record in records}):
+        try:
+            tasks = run_dir.read_tasks()
+        except (ConfigError, OSError, ValueError) as exc:
+            # Breakdowns are a convenience: a damaged tasks.jsonl loses them, not the report.
+            logger.warning("%s: no per-family breakdown from its tasks file: %s",
+                           run_dir.path, exc)
+            tasks = None
+        for task in tasks or ():
+            found.setdefault(task.id, dict(task.metadata))
+    return found

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import shutil
 import struct
@@ -12,9 +11,11 @@ from html.parser import HTMLParser
 
 import pytest
 
+from cli.conftest import make_run
 from colbench.cli.main import main
 from colbench.report import _html as report_html
-from colbench.report import load_run, register_episode_section, render_html
+from colbench.report import load_run, register_episode_section, render_html, write_html
+from colbench.rundir import RunDir
 
 
 def tiny_png(rgb: tuple[int, int, int]) -> bytes:
@@ -71,6 +72,19 @@ def test_text_table_side_by_side(capsys, mixed_run, no_ask_run):
     assert no_ask.split()[-2:] == ["1.00", "0.00"]
 
 
+def test_the_table_marks_each_runs_task_set(tmp_path, capsys, mixed_run, guess_env_id):
+    # Three of the same split's tasks: another task set of the same split.
+    fewer = make_run(tmp_path / "fewer", guess_env_id, "scripted:asker", 3)
+    assert main(["report", str(mixed_run), str(fewer)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    start = out[0].index("task-set")  # columns are padded: the cell starts where it does
+    cells = [next(line for line in out if line.startswith(str(run)))[start:].split()[0]
+             for run in (mixed_run, fewer)]
+    refs = [RunDir(run).load_summary().task_set for run in (mixed_run, fewer)]
+    assert cells == [f"{ref.name}@{ref.hash.split(':')[1][:8]}" for ref in refs]
+    assert cells[0] != cells[1] and refs[0].hash != refs[1].hash
+
+
 def test_html_page_holds_every_episode_escaped_and_self_contained(tmp_path, mixed_run,
                                                                   no_ask_run, capsys):
     run = tmp_path / "hostile"
@@ -102,7 +116,10 @@ def test_html_page_holds_every_episode_escaped_and_self_contained(tmp_path, mixe
     assert "My number is" in page and "What is your number?" in page
 
 
-def test_images_are_embedded_and_target_and_final_sit_side_by_side(tmp_path, mixed_run):
+def pictured_run(tmp_path, mixed_run):
+    """The mixed run with pictures: under the first episode's first turn a PNG outside the
+    run directory and a missing one, a target render inside the run directory (relative path)
+    and the outside PNG again as the final render."""
     run = tmp_path / "pictures"
     shutil.copytree(mixed_run, run)
     (run / "target.png").write_bytes(tiny_png((255, 0, 0)))
@@ -116,16 +133,48 @@ def test_images_are_embedded_and_target_and_final_sit_side_by_side(tmp_path, mix
     record["turns"][-1]["info"]["final_image"] = str(final)
     lines[0] = json.dumps(record)
     (run / "episodes.jsonl").write_text("\n".join(lines) + "\n")
+    return run, final
 
-    page = render_html([load_run(run)])
+
+# Was "images are embedded": renders now sit in files beside the page (issue 17, item 6),
+# since embedding made a 1,000-episode frontend report hundreds of MB.
+def test_images_are_files_beside_the_page_and_target_and_final_sit_side_by_side(tmp_path,
+                                                                                mixed_run):
+    run, final = pictured_run(tmp_path, mixed_run)
+    page_path = write_html([load_run(run)], tmp_path / "out" / "report.html")
+    page = page_path.read_text()
     parsed = parse(page)
-    assert all(src.startswith("data:image/png;base64,") for src in parsed.images)
-    embedded = [base64.b64decode(src.split(",", 1)[1]) for src in parsed.images]
-    assert embedded.count(final.read_bytes()) == 2  # under its turn, and as the final render
-    assert embedded.count((run / "target.png").read_bytes()) == 1
+    assert "data:image" not in page
+    assert all(src.startswith("report_assets/") for src in parsed.images)
+    shown = [(page_path.parent / src).read_bytes() for src in parsed.images]
+    assert shown.count(final.read_bytes()) == 2  # under its turn, and as the final render
+    assert shown.count((run / "target.png").read_bytes()) == 1
+    assert len(set(parsed.images)) == 2  # the final render is stored once
     assert "image missing:" in page and "gone.png" in page
     compare = page[page.index('<div class="compare">'):]
     assert compare.index("target</figcaption>") < compare.index("final</figcaption>")
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
+def test_a_moved_page_still_shows_its_images_in_a_browser(tmp_path, mixed_run):
+    run, _ = pictured_run(tmp_path, mixed_run)
+    built = write_html([load_run(run)], tmp_path / "built" / "report.html")
+    moved = tmp_path / "moved"
+    shutil.move(built.parent, moved)  # the page and its assets folder, together
+    # Load every picture the page shows under its own Content-Security-Policy.
+    probe = ("<script>document.querySelectorAll('img').forEach(function(img){"
+             "var p=new Image();p.onload=function(){document.body.insertAdjacentHTML("
+             "'beforeend','<p class=loaded>'+p.naturalWidth+'</p>')};"
+             "p.onerror=function(){document.body.insertAdjacentHTML('beforeend',"
+             "'<p class=failed></p>')};p.src=img.getAttribute('src');});</script>")
+    page = moved / "report.html"
+    page.write_text(page.read_text().replace("</body>", probe + "</body>"))
+    dom = subprocess.run(
+        ["chromium", "--headless", "--no-sandbox", "--disable-gpu",
+         "--disable-background-networking", "--virtual-time-budget=5000", "--dump-dom",
+         page.as_uri()], capture_output=True, text=True, timeout=60).stdout
+    assert dom.count('<p class="loaded">2</p>') == 3  # 2x2 PNGs, three references
+    assert 'class="failed"' not in dom
 
 
 def test_suites_can_add_a_section_to_each_episode(mixed_run, monkeypatch):

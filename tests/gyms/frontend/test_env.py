@@ -4,6 +4,7 @@ answers on a 100-task sample with both scorers, and a run through the CLI and th
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import gymnasium as gym
@@ -158,7 +159,10 @@ def test_cli_evaluate_with_scorer_then_html_report_shows_both_renders(tmp_path, 
     assert main(["report", str(out), "--html", str(page)]) == 0
     html = page.read_text()
     assert html.count('class="compare"') == 2
-    assert html.count("data:image/png;base64,") >= 4
+    # Renders are files beside the page, not data: URIs (issue 17, item 6).
+    assert "data:image" not in html
+    sources = re.findall(r'<img src="([^"]+)"', html)
+    assert len(sources) >= 4 and all((tmp_path / src).is_file() for src in sources)
 
 
 def test_cli_stops_when_clip_weights_are_missing(tmp_path, capsys, monkeypatch):
