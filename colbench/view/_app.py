@@ -23,6 +23,7 @@ it points at 127.0.0.1.
 from __future__ import annotations
 
 import ipaddress
+import socket
 import threading
 from collections.abc import Sequence
 from importlib import resources
@@ -247,10 +248,18 @@ class ViewServer:
                  metadata: TaskMetadataCache | None = None) -> None:
         self.app = create_app(roots, poll_seconds=poll_seconds,
                               allowed_hosts=loopback_names(host), metadata=metadata)
-        self._server: BaseWSGIServer = make_server(host, port, self.app, threaded=True,
-                                                    request_handler=_QuietHandler)
+        # Our own listening socket: werkzeug, binding one itself, ends the process on an
+        # address in use; here the caller gets the OSError and says what to do.
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        listener = socket.create_server((host, port), family=family)
+        try:
+            self._server: BaseWSGIServer = make_server(
+                host, port, self.app, threaded=True, request_handler=_QuietHandler,
+                fd=listener.fileno())
+        finally:
+            listener.close()  # the server holds its own duplicate of the socket
         self.host = host
-        self.port = self._server.server_port
+        self.port = int(self._server.server_address[1])
         self._thread: threading.Thread | None = None
 
     @property

@@ -57,6 +57,7 @@ def blocked_cli(tmp_path_factory, cli_environ):
     ("torch", ["models", "tiny", "tiny"], "hf"),
     ("transformers", ["models", "tiny", "tiny"], "hf"),
     ("flask", ["leaderboard", "serve"], "leaderboard"),
+    ("flask", ["view", "{run}", "--no-open", "--port", "0"], "view"),
 ])
 def test_every_command_gives_one_install_line(blocked_cli, mixed_run, blocked, args, extra):
     result = blocked_cli(blocked, *(arg.format(run=mixed_run) for arg in args))
