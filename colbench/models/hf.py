@@ -287,6 +287,10 @@ class HFChatModel(BatchedChatModel):
     policy) with ``HFChatModel(model, tokenizer)``.
     """
 
+    #: Text only: image content parts would reach the chat template as text, so components
+    #: that must show a model pictures (the frontend's sweet-rl designer) refuse this one.
+    accepts_images: bool = False
+
     def __init__(self, model: Any, tokenizer: Any, *, name: str = "hf:model",
                  batch_size: int = 8, batch_wait: float = 0.005,
                  sampling: dict[str, Any] | None = None) -> None:

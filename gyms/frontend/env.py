@@ -6,8 +6,9 @@ import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
-from colbench.env import Outcome, TextEnv
+from colbench.env import DEFAULT_PROTOCOL, Outcome, TextEnv
 from colbench.errors import ConfigError, EnvironmentFailure
+from colbench.gyms.frontend import sweet_rl
 from colbench.gyms.frontend.protocol import ANSWER_MARKER, extract_html, is_final_answer
 from colbench.tasks import Task, TaskSet
 
@@ -77,6 +78,11 @@ class FrontendEnv(TextEnv):
     and cuts the person's replies at 1000 characters as the reference harness does; in the
     backend suite it applies the reference's answer blocklist).
 
+    ``protocol``: ``colbench`` (default) or ``sweet-rl``, the released SWEET-RL harness's
+    designer: a vision model (``simulator`` must be its spec) shown only the agent's render of
+    the current message and the target's render, its reply cut to 1,000 characters (see
+    :mod:`colbench.gyms.frontend.sweet_rl`).
+
     Weights are loaded when the env is first asked to score or to ``describe()`` itself (the
     runner does that before any episode), so a missing CLIP stops a run at once with a message
     saying how to provide it.
@@ -93,6 +99,7 @@ class FrontendEnv(TextEnv):
     env_id: ClassVar[str] = "colbench/Frontend"
     version: ClassVar[str] = "0"
     default_max_turns: ClassVar[int] = 10
+    protocols: ClassVar[tuple[str, ...]] = (DEFAULT_PROTOCOL, sweet_rl.PROTOCOL)
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
                  max_turns: int | None = None, simulator: Any = None,
@@ -100,11 +107,16 @@ class FrontendEnv(TextEnv):
                  success_threshold: float = _SUCCESS_THRESHOLD,
                  render_timeout: float | None = None, image_dir: str | Path | None = None,
                  renderer: Any = None, render_mode: str | None = None,
-                 compat: bool = False) -> None:
-        from colbench.gyms.frontend.designer import make_designer
+                 compat: bool = False, protocol: str | None = None) -> None:
+        from colbench.gyms.frontend.designer import SUITE, make_designer
         from colbench.gyms.frontend.render.renderer import DEFAULT_TIMEOUT, find_browser
         from colbench.gyms.frontend.tasks import cache_dir, load_frontend_tasks
 
+        self.choose_protocol(protocol)
+        self.harness = self.protocol == sweet_rl.PROTOCOL
+        # The harness's designer first: without a vision model the run stops before anything.
+        harness_designer = (sweet_rl.make_harness_designer(simulator, SUITE) if self.harness
+                            else None)
         task_set = tasks if isinstance(tasks, TaskSet) else load_frontend_tasks(split, tasks)
         super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
         if renderer is None:
@@ -112,7 +124,7 @@ class FrontendEnv(TextEnv):
         self._renderer = renderer
         self.render_timeout = float(render_timeout or DEFAULT_TIMEOUT)
         self.image_dir = Path(image_dir) if image_dir is not None else cache_dir() / "renders"
-        self.simulator = make_designer(simulator)
+        self.simulator = harness_designer or make_designer(simulator)
         if isinstance(scorer, str) and clip_model and scorer == "clip":
             scorer = f"clip:{clip_model}"
         elif clip_model and not (isinstance(scorer, str) and scorer.startswith("clip")):
@@ -164,6 +176,9 @@ class FrontendEnv(TextEnv):
         return SCRIPTED_AGENTS
 
     def system_prompt(self, task: Task) -> str:
+        if self.harness:
+            return sweet_rl.SYSTEM_PROMPT.format(max_turns=self._episode_max_turns,
+                                                 marker=ANSWER_MARKER)
         return SYSTEM_PROMPT.format(max_turns=self._episode_max_turns, marker=ANSWER_MARKER)
 
     # -- rendering --------------------------------------------------------------------------------
@@ -206,8 +221,10 @@ class FrontendEnv(TextEnv):
         final = is_final_answer(action)
         if not final and not last_turn:
             target, _ = self.target_render()
+            # The harness's designer sees the page of this message only, none from before.
+            shown = None if self.harness and html is None else self._answer
             reply = self.simulator.reply(self.task, list(self._dialogue), action,
-                                         target=target, answer=self._answer)
+                                         target=target, answer=shown)
             self._questions += 1
             self._dialogue += [{"role": "assistant", "content": action},
                                {"role": "user", "content": reply}]
