@@ -94,6 +94,7 @@ def build_frontend_run(out: Path, episodes: int, *, turns: int = 3, image_kb: in
     """A finished frontend run of ``episodes`` episodes in ``out`` (with its renders in
     ``out/renders``). Each task's metadata names a theme (the report's breakdown groups by
     it)."""
+    out = out.resolve()  # records name renders by absolute paths, as the frontend env does
     rng = random.Random(seed)
     side = max(2, int((image_kb * 1024 / 3) ** 0.5))
     renders = out / "renders"

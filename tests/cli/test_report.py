@@ -205,6 +205,16 @@ def test_report_errors_name_the_problem(tmp_path, capsys):
     assert "is this a colbench run directory?" in capsys.readouterr().err
 
 
+def test_an_assets_folder_of_someone_elses_is_refused_by_name(tmp_path, mixed_run, capsys):
+    folder = tmp_path / "report_assets"
+    folder.mkdir()
+    (folder / "holiday.png").write_bytes(tiny_png((0, 0, 0)))
+    assert main(["report", str(mixed_run), "--html", str(tmp_path / "report.html")]) == 2
+    err = capsys.readouterr().err
+    assert str(folder) in err and "not written by 'colbench report'" in err
+    assert not (tmp_path / "report.html").exists() and len(list(folder.iterdir())) == 1
+
+
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
 def test_filters_work_in_a_browser(tmp_path, mixed_run):
     page = render_html([load_run(mixed_run)])
