@@ -2,10 +2,11 @@
 training curves, as JSON-ready dicts (the web layer only serialises them).
 
 Breakdowns group episodes by what the env says about its tasks. That is the task's public
-``metadata`` (the backend's ``family``, BabyAI's ``level``, SciWorld's ``task_name``...), read
-from the run's own ``tasks.jsonl`` when a collection saved one, else from the env's task set
-(made through the env registry from the run's recorded identity, once per run), plus the
-few metrics that suites record per episode for the same purpose (BabyAI's ``level``).
+``metadata`` (the backend's ``family``, BabyAI's ``level``, SciWorld's ``task_name``...), which
+the runner stores in each record (``task_metadata``). For records written before it did, it
+is read from the run's own ``tasks.jsonl`` when a collection saved one, else from the env's
+task set (made through the env registry from the run's recorded identity, once per run). The
+few metrics that suites record per episode for the same purpose (BabyAI's ``level``) count too.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from colbench.view._runs import (
 )
 
 #: Metadata keys that name a group of tasks, most telling first; offered whenever present.
-KNOWN_GROUP_KEYS = ("family", "level", "task_name", "theme", "kind", "site", "depth", "goal")
+KNOWN_GROUP_KEYS = ("family", "level", "task_name", "topic", "kind", "theme", "depth", "site",
+                    "goal")
 #: Another scalar key is offered when its values form at most this many groups.
 MAX_GROUPS = 60
 #: Bins of the score histogram over [0, 1].
@@ -79,7 +81,9 @@ class TaskMetadataCache:
             return {}, f"task metadata unavailable: {exc}"
         if tasks is None:
             return {}, "task metadata unavailable: the run names no env"
-        return {task.id: _scalars(task.metadata) for task in tasks}, None
+        from colbench.runner.evaluate import task_labels
+
+        return {task.id: task_labels(task.metadata) for task in tasks}, None
 
     def _env_tasks(self, identity: dict[str, Any]) -> Any:
         env_id = identity.get("env")
@@ -97,18 +101,27 @@ class TaskMetadataCache:
             env.close()
 
 
-def _scalars(metadata: dict[str, Any]) -> TaskMetadata:
-    """The metadata values that can name a group (lists and tables cannot)."""
-    return {key: value for key, value in metadata.items()
-            if isinstance(value, (str, int, bool))
-            or isinstance(value, float) and math.isfinite(value)}
+def run_groups(run: LoadedRun, cache: TaskMetadataCache
+               ) -> tuple[list[dict[str, str]], str | None]:
+    """Each episode's group values (:func:`episode_groups`), in record order, and why task
+    metadata is missing when it is. The cache is asked only when some record lacks its
+    task's metadata."""
+    metadata: dict[str, TaskMetadata] = {}
+    problem = None
+    if any(record.task_metadata is None for record in run.records):
+        metadata, problem = cache.get(run)
+    return [episode_groups(record, metadata) for record in run.records], problem
 
 
 def episode_groups(record: EpisodeRecord, metadata: dict[str, TaskMetadata]
                    ) -> dict[str, str]:
-    """The episode's group values: its task's metadata, then the known group keys among its
-    metrics (as text, so that ``3`` and ``"3"`` are one group)."""
-    groups = {key: str(value) for key, value in metadata.get(record.task_id, {}).items()}
+    """The episode's group values: its task's metadata (the record's own, else
+    ``metadata``'s), then the known group keys among its metrics (as text, so that ``3``
+    and ``"3"`` are one group)."""
+    labels = record.task_metadata
+    if labels is None:
+        labels = metadata.get(record.task_id, {})
+    groups = {key: str(value) for key, value in labels.items()}
     for key in KNOWN_GROUP_KEYS:
         value = record.metrics.get(key)
         if key not in groups and isinstance(value, (str, int)) and not isinstance(value, bool):

@@ -36,10 +36,10 @@ from colbench.view._analysis import (
     TaskMetadataCache,
     breakdown,
     compare,
-    episode_groups,
     episode_row,
     find_trainings,
     group_keys,
+    run_groups,
     training_plots,
     transcript,
 )
@@ -107,8 +107,7 @@ def create_app(roots: Sequence[str | Path], *, poll_seconds: float = DEFAULT_POL
     @app.get("/api/runs/<run_id>")
     def run_detail(run_id: str) -> Any:
         run = _run(index, run_id)
-        metadata, problem = tasks.get(run)
-        groups = [episode_groups(record, metadata) for record in run.records]
+        groups, problem = run_groups(run, tasks)
         keys = group_keys(groups)
         return {"run": run.listing(), "group_keys": keys, "metadata_problem": problem,
                 "episodes": [episode_row(record, {k: group[k] for k in keys if k in group})
@@ -145,8 +144,7 @@ def create_app(roots: Sequence[str | Path], *, poll_seconds: float = DEFAULT_POL
     @app.get("/api/runs/<run_id>/breakdown")
     def run_breakdown(run_id: str) -> Any:
         run = _run(index, run_id)
-        metadata, problem = tasks.get(run)
-        groups = [episode_groups(record, metadata) for record in run.records]
+        groups, problem = run_groups(run, tasks)
         keys = group_keys(groups)
         key = flask.request.args.get("key") or (keys[0] if keys else None)
         if key is not None and key not in keys:

@@ -133,6 +133,28 @@ def test_breakdown_by_family_with_plots(backend_no_ask):
     assert "nonsense" in error and "family" in error
 
 
+def test_records_without_task_metadata_get_it_from_the_env(tmp_path, backend_no_ask):
+    """Records written before the runner stored task metadata: the env's task set, made from
+    the run's identity, names the families."""
+    run = tmp_path / "old"
+    shutil.copytree(backend_no_ask, run)
+    lines = RunDir(run).episodes_path.read_text().splitlines()
+    stripped = []
+    for line in lines:
+        record = json.loads(line)
+        record.pop("task_metadata", None)
+        stripped.append(json.dumps(record))
+    RunDir(run).episodes_path.write_text("\n".join(stripped) + "\n")
+    assert all(r.task_metadata is None for r in RunDir(run).latest_episodes())
+    client = client_for(run)
+    run_id = run_id_of(run.resolve())
+    fresh = get_json(client_for(backend_no_ask), f"/api/runs/{run_id_of(backend_no_ask.resolve())}")
+    old = get_json(client, f"/api/runs/{run_id}")
+    assert old["metadata_problem"] is None and old["group_keys"][0] == "family"
+    assert [e["groups"]["family"] for e in old["episodes"]] == [
+        e["groups"]["family"] for e in fresh["episodes"]]
+
+
 def test_score_histogram_bins():
     assert score_histogram([0.0, 0.05, 0.1, 0.99, 1.0, 1.5, -1]) == [
         3, 1, 0, 0, 0, 0, 0, 0, 0, 3]
