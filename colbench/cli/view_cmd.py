@@ -53,8 +53,12 @@ def run(args: argparse.Namespace) -> int:
     if loopback_names(args.host) is None:
         print(f"colbench view: warning: listening on {args.host}: anyone who can reach this "
               "address can read these runs", file=sys.stderr)
+    found = len(server.index.refresh())
     print(f"colbench view: serving {', '.join(str(r) for r in roots)} at {server.url} "
           "(Ctrl-C to stop)", flush=True)
+    print(f"colbench view: {found} run(s) found" if found else
+          "colbench view: no runs there yet (folders holding run.json or summary.json); the "
+          "page shows them as they appear", file=sys.stderr, flush=True)
     if not args.no_open:
         import webbrowser
 

@@ -256,6 +256,8 @@ class ViewServer:
                 fd=listener.fileno())
         finally:
             listener.close()  # the server holds its own duplicate of the socket
+        #: The runs served (the app's own index).
+        self.index: RunIndex = self.app.config["COLBENCH_RUN_INDEX"]
         self.host = host
         self.port = int(self._server.server_address[1])
         self._thread: threading.Thread | None = None

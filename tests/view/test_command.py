@@ -43,6 +43,18 @@ def test_serves_the_runs_until_interrupted(cli_environ, guess_mixed, backend_ora
         _, stderr = process.communicate(timeout=30)
     assert process.returncode == 0, stderr
     assert "Traceback" not in stderr
+    assert "2 run(s) found" in stderr
+
+
+def test_an_empty_folder_is_served_and_said_to_be_empty(cli_environ, tmp_path):
+    process, url = start_view(cli_environ, str(tmp_path), "--port", "0", "--no-open")
+    try:
+        with urllib.request.urlopen(url + "api/runs", timeout=30) as response:
+            assert json.load(response)["runs"] == []
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    assert "no runs there yet" in stderr
 
 
 @pytest.mark.parametrize("args, message", [
