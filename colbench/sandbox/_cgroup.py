@@ -9,7 +9,16 @@ runs, and everything it forks stays there. Each job's cgroup gets
   kernel kills the whole job, not one process of it;
 * a process limit for the whole job (``pids.max``), root or not;
 * its CPU time accounted (``cpu.stat`` or ``cpuacct.usage``), whatever forked;
-* a kill of the whole cgroup at the job's end (``cgroup.kill``) before it is removed.
+* a kill of the whole cgroup at the job's end (``cgroup.kill``).
+
+A worker keeps one job cgroup and hands it to job after job: making and removing one per job
+(on v1 a directory in each of three hierarchies) cost a job more CPU than all the rest of
+its cgroup handling. Before a cgroup is handed on, :meth:`JobCgroups.reset` makes sure that
+nothing of the last job is in it: no task, not even an unreaped one (``pids.current``); no
+more than :data:`LEFTOVER_BYTES` still charged (beyond it the kernel is asked to reclaim the
+old job's page cache); no unread out-of-memory alarm. The counters that only grow (CPU time,
+out-of-memory kills) are read against the baseline taken then. A cgroup that fails any of
+this is removed and the next job gets a fresh one, as before.
 
 cgroup v2 comes first: the worker needs its own cgroup to offer the ``memory`` and ``pids``
 controllers and to let it enable them below (root, or a subtree delegated by systemd). On a
@@ -21,6 +30,12 @@ The worker opens its parent directories before it pivots into its private filesy
 (which has no ``/sys``) and works relative to those descriptors from then on. Where neither
 interface can be used, :func:`setup` says why and the worker reports it: the limits are then
 per process, as before.
+
+Tested against the kernel: the v1 path (this project's machines mount v1's memory and pids).
+The v2 path's file handling (setup, the limits it writes, reuse, the baselines, removal) is
+tested against a simulated ``cgroup2`` tree (tests/sandbox/test_cgroups.py); what only a real
+v2 kernel shows (``cgroup.kill``, ``memory.oom.group``, ``memory.reclaim``, delegation) is not
+tested until a machine with cgroup v2 runs those tests.
 """
 
 from __future__ import annotations
@@ -107,6 +122,16 @@ def _open_dir(path: str) -> int:
     return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
 
 
+def _mkdir_cgroup(dir_fd: int, name: str) -> None:
+    """Make a cgroup directory (the kernel fills it with its control files)."""
+    os.mkdir(name, 0o755, dir_fd=dir_fd)
+
+
+def _rmdir_cgroup(dir_fd: int, name: str) -> None:
+    """Remove an empty cgroup directory (its control files go with it)."""
+    os.rmdir(name, dir_fd=dir_fd)
+
+
 def _make_parent(base: str, made: list[tuple[int, str]]) -> int:
     """Create this worker's parent cgroup under ``base``; return its directory fd and add
     (fd of ``base``, name) to ``made``, which is how it is removed at the end (by then the
@@ -122,7 +147,7 @@ def _make_parent(base: str, made: list[tuple[int, str]]) -> int:
     name = f"{PARENT_PREFIX}{os.getpid()}"
     base_fd = _open_dir(base)
     try:
-        os.mkdir(name, 0o755, dir_fd=base_fd)
+        _mkdir_cgroup(base_fd, name)
     except BaseException:
         os.close(base_fd)
         raise
@@ -133,7 +158,7 @@ def _make_parent(base: str, made: list[tuple[int, str]]) -> int:
 def _remove_parents(made: list[tuple[int, str]]) -> None:
     for base_fd, name in made:
         try:
-            os.rmdir(name, dir_fd=base_fd)
+            _rmdir_cgroup(base_fd, name)
         except OSError:
             pass
         os.close(base_fd)
@@ -150,20 +175,61 @@ def _remove_tree(path: str) -> None:
 
 # ---------------------------------------------------------------------------- the cgroups
 
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+#: What a job cgroup may still have charged once its processes are gone and still be handed
+#: to the next job as it is. An empty cgroup shows some: the kernel charges a cgroup ahead
+#: in batches of 64 pages per CPU (which its next job's allocations use up first) and a few
+#: of the old job's kernel objects (directory entries, inodes), which the kernel reclaims
+#: when it needs to. Above this the cgroup's memory is reclaimed (the kernel drops the old
+#: job's page cache), and what still stays above it has the cgroup removed and a fresh one
+#: made: one job's memory never counts against the next beyond this margin. Reclaiming costs
+#: more than the rest of a reset together, so it is not done below the margin.
+LEFTOVER_BYTES = (1 << 20) + _cpus() * (256 << 10)
+
+
 class JobCgroup:
-    """The cgroup(s) of one job's child: one directory per hierarchy (v2: one)."""
+    """The cgroup(s) of one job's child: one directory per hierarchy (v2: one).
+
+    A worker reuses it job after job (see :meth:`JobCgroups.release`): its limits are
+    written once, its files stay open, and what it counts is read against the baseline taken
+    when it was last handed out, since the kernel's counters only grow.
+    """
 
     def __init__(self, owner: JobCgroups, name: str) -> None:
         self.owner = owner
         self.name = name
         #: Opened ``cgroup.procs`` files, one per hierarchy: the child writes "0" to each.
+        #: The worker keeps them for the next job; the child closes its copies.
         self.join_fds: list[int] = []
         #: v1: an eventfd that becomes readable when the memory cgroup runs out of memory.
         self.oom_fd: int | None = None
         self.killed_for_memory = False
+        #: Whether :meth:`kill` saw the cgroup empty (then it need not be read again).
+        self.emptied = False
+        #: The counters as they stood when this job began (the cgroup's earlier jobs).
+        self.oom_base = 0
+        self.cpu_base = 0.0
+        #: Files read after every job, kept open and read again from offset 0 (a cgroup
+        #: file renders afresh there): a path lookup per read is most of a read's cost.
+        self.read_fds: dict[tuple[int, str], int] = {}
+
+    def read(self, dir_fd: int, file: str) -> str:
+        """The current text of one of this cgroup's files in the hierarchy of ``dir_fd``."""
+        fd = self.read_fds.get((dir_fd, file))
+        if fd is None:
+            fd = os.open(f"{self.name}/{file}", os.O_RDONLY | os.O_CLOEXEC, dir_fd=dir_fd)
+            self.read_fds[dir_fd, file] = fd
+        return os.pread(fd, 1 << 16, 0).decode()
 
     def join(self) -> None:
-        """In the child, first thing: move this process into the job's cgroup(s)."""
+        """In the child, first thing: move this process into the job's cgroup(s), then
+        close the child's copies of the files (the code never gets them)."""
         for fd in self.join_fds:
             os.write(fd, b"0")
         self.close_fds()
@@ -173,63 +239,98 @@ class JobCgroup:
             os.close(fd)
         self.join_fds = []
 
+    def close_read_fds(self) -> None:
+        for fd in self.read_fds.values():
+            os.close(fd)
+        self.read_fds = {}
+
     def pids(self) -> list[int]:
+        # Opened afresh each time: v1 serves a list of pids it made up to a second earlier
+        # to a file descriptor that reads it again.
         text = _read(self.owner.dir_fds[0], f"{self.name}/cgroup.procs")
         return [int(pid) for pid in text.split()]
 
-    def kill(self) -> None:
+    def kill(self) -> bool:
         """Kill every process of the job. v2: one write; v1: until none is left (the
-        process limit bounds how many a fork loop can make meanwhile)."""
+        process limit bounds how many a fork loop can make meanwhile). True when the
+        cgroup was seen empty afterwards."""
         if self.owner.version == 2 and self.owner.has_kill:
             try:
                 _write(self.owner.dir_fds[0], f"{self.name}/cgroup.kill", "1")
-                return
+                return False  # the kernel kills asynchronously: not yet seen empty
             except OSError:
                 pass
         for _ in range(100):
             try:
                 pids = self.pids()
             except OSError:
-                return
+                return False
             if not pids:
-                return
+                self.emptied = True
+                return True
             for pid in pids:
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
             time.sleep(0.001)
+        return False
+
+    def oom_kills(self) -> int:
+        """How many processes the kernel has killed in this cgroup for want of memory, in
+        all its jobs so far (0 where the kernel does not count them)."""
+        name = "memory.events" if self.owner.version == 2 else "memory.oom_control"
+        total = 0
+        for line in self.read(self.owner.dir_fds[0], name).splitlines():
+            key, _, value = line.partition(" ")
+            if key in ("oom_kill", "oom_group_kill") and value.strip().isdigit():
+                total += int(value)
+        return total
 
     def out_of_memory(self) -> bool:
-        """Whether the kernel found the job at its memory limit with nothing to reclaim."""
+        """Whether the kernel found this job at its memory limit with nothing to reclaim."""
         if self.killed_for_memory:
             return True
         try:
-            if self.owner.version == 2:
-                events = _read(self.owner.dir_fds[0], f"{self.name}/memory.events")
-            else:
-                events = _read(self.owner.dir_fds[0], f"{self.name}/memory.oom_control")
+            return self.oom_kills() > self.oom_base
         except OSError:
             return False
-        for line in events.splitlines():
-            key, _, value = line.partition(" ")
-            if key in ("oom_kill", "oom_group_kill") and value.strip() not in ("", "0"):
-                return True
-        return False
+
+    def cpu_total(self) -> float | None:
+        """CPU seconds the cgroup has accounted in all its jobs (None where it cannot)."""
+        if self.owner.version == 2:
+            for line in self.read(self.owner.dir_fds[0], "cpu.stat").splitlines():
+                if line.startswith("usage_usec "):
+                    return int(line.split()[1]) / 1e6
+            return None
+        if self.owner.cpuacct_fd is None:
+            return None
+        return int(self.read(self.owner.cpuacct_fd, "cpuacct.usage")) / 1e9
 
     def cpu_seconds(self) -> float | None:
-        """CPU time of every process the job ran (None where not accounted)."""
+        """CPU time of every process this job ran (None where not accounted)."""
         try:
-            if self.owner.version == 2:
-                for line in _read(self.owner.dir_fds[0], f"{self.name}/cpu.stat").splitlines():
-                    if line.startswith("usage_usec "):
-                        return int(line.split()[1]) / 1e6
-                return None
-            if self.owner.cpuacct_fd is None:
-                return None
-            return int(_read(self.owner.cpuacct_fd, f"{self.name}/cpuacct.usage")) / 1e9
+            total = self.cpu_total()
         except (OSError, ValueError):
             return None
+        return None if total is None else max(0.0, total - self.cpu_base)
+
+    def memory_usage(self) -> int:
+        """Bytes charged to the cgroup now (its processes' memory and its page cache)."""
+        name = "memory.current" if self.owner.version == 2 else "memory.usage_in_bytes"
+        return int(self.read(self.owner.dir_fds[0], name))
+
+    def reclaim(self, amount: int) -> None:
+        """Ask the kernel to drop what an ended job left charged (its page cache)."""
+        fd = self.owner.dir_fds[0]
+        try:
+            if self.owner.version == 2:
+                if _exists(fd, f"{self.name}/memory.reclaim"):
+                    _write(fd, f"{self.name}/memory.reclaim", str(amount))
+            else:
+                _write(fd, f"{self.name}/memory.force_empty", "0")
+        except OSError:
+            pass  # partly reclaimed (EAGAIN) or refused: the caller reads what is left
 
     def remove(self) -> bool:
         """Remove the job's directories (its processes must be reaped). False if some
@@ -238,10 +339,11 @@ class JobCgroup:
             os.close(self.oom_fd)
             self.oom_fd = None
         self.close_fds()
+        self.close_read_fds()
         done = True
         for dir_fd in self.owner.all_fds():
             try:
-                os.rmdir(self.name, dir_fd=dir_fd)
+                _rmdir_cgroup(dir_fd, self.name)
             except FileNotFoundError:
                 pass
             except OSError:
@@ -250,10 +352,15 @@ class JobCgroup:
 
 
 class JobCgroups:
-    """A worker's parent cgroup(s) and the per-job cgroups it makes below them.
+    """A worker's parent cgroup(s) and the job cgroups it keeps below them.
 
     ``dir_fds``: the parent directory per hierarchy that must work (v2: one; v1: memory,
     then pids); ``cpuacct_fd``: v1's CPU accounting parent, where there is one.
+
+    Making and removing a cgroup per job is most of what cgroups cost a job (on v1 a
+    directory in each of three hierarchies, each with its own kernel state to set up and
+    tear down): a worker instead keeps one job cgroup and hands it to job after job once it
+    is empty and clean (:meth:`release`), so a job pays a few reads instead.
     """
 
     def __init__(self, version: int, dir_fds: list[int], limits: dict[str, Any],
@@ -267,6 +374,10 @@ class JobCgroups:
         self.has_kill = version == 2 and _exists(dir_fds[0], "cgroup.kill")
         self.count = 0
         self.stale: list[JobCgroup] = []  # could not be removed yet: retried later
+        #: The job cgroup that is empty and clean, ready for the next job.
+        self.spare: JobCgroup | None = None
+        #: How many job cgroups were handed out again rather than made (for the report).
+        self.reused = 0
 
     def all_fds(self) -> list[int]:
         return self.dir_fds + ([self.cpuacct_fd] if self.cpuacct_fd is not None else [])
@@ -276,6 +387,62 @@ class JobCgroups:
                 "max_processes": self.processes, "oom_kills_whole_job": True,
                 "cpu_accounted": self.version == 2 or self.cpuacct_fd is not None}
 
+    def acquire(self) -> JobCgroup:
+        """The cgroup for the next child, limits set, ready to join: the spare one where
+        there is one, else a fresh one."""
+        if self.spare is not None:
+            job, self.spare = self.spare, None
+            self.reused += 1
+            return job
+        return self.create()
+
+    def release(self, job: JobCgroup) -> None:
+        """Take back a job's cgroup once its processes are killed and reaped: kept as the
+        spare if :meth:`reset` finds it empty and clean, removed otherwise."""
+        if self.spare is None and self.reset(job):
+            self.spare = job
+            return
+        if not job.remove():
+            self.stale.append(job)
+
+    def reset(self, job: JobCgroup) -> bool:
+        """Make an ended job's cgroup fit for the next job: no task left in it (not even
+        one unreaped), nothing of the old job charged to it beyond :data:`LEFTOVER_BYTES`
+        (its page cache is reclaimed), no unread out-of-memory alarm, and the baselines of
+        its counters taken. Its limits stay as they were written. False (the caller
+        removes it) where that cannot be made sure."""
+        try:
+            if not job.emptied and job.pids():
+                return False
+            # Every task counts here until it is reaped, threads and zombies included.
+            if int(job.read(self.dir_fds[-1], "pids.current")):  # v1: the pids hierarchy
+                return False
+            if job.oom_fd is not None:
+                try:
+                    os.eventfd_read(job.oom_fd)  # an unread alarm of the old job
+                except BlockingIOError:
+                    pass
+            usage = job.memory_usage()
+            if usage > LEFTOVER_BYTES:
+                job.reclaim(usage)
+                usage = job.memory_usage()
+            if usage > LEFTOVER_BYTES:
+                return False
+        except (OSError, ValueError):
+            return False
+        try:
+            job.oom_base = job.oom_kills()
+        except OSError:
+            job.oom_base = 0  # not counted here: the v1 eventfd still tells
+        try:
+            job.cpu_base = job.cpu_total() or 0.0
+        except (OSError, ValueError):
+            job.cpu_base = 0.0  # cpu_seconds then fails the same way: None
+        job.killed_for_memory = job.emptied = False
+        if len(job.join_fds) != len(self.all_fds()):
+            return False
+        return True
+
     def create(self) -> JobCgroup:
         """A fresh cgroup for the next child, limits set, ready to join."""
         self.stale = [job for job in self.stale if not job.remove()]
@@ -283,7 +450,7 @@ class JobCgroups:
         job = JobCgroup(self, f"job-{self.count}")
         try:
             for dir_fd in self.all_fds():
-                os.mkdir(job.name, 0o755, dir_fd=dir_fd)
+                _mkdir_cgroup(dir_fd, job.name)
             if self.version == 2:
                 self._limit_v2(job)
             else:
@@ -325,6 +492,9 @@ class JobCgroups:
 
     def close(self) -> None:
         """Remove what is left, then the parents themselves (at the worker's exit)."""
+        if self.spare is not None:
+            self.stale.append(self.spare)
+            self.spare = None
         for job in self.stale:
             job.kill()
             job.remove()
@@ -333,7 +503,7 @@ class JobCgroups:
             try:
                 for name in os.listdir(dir_fd):
                     if name.startswith("job-"):
-                        os.rmdir(name, dir_fd=dir_fd)
+                        _rmdir_cgroup(dir_fd, name)
             except OSError:
                 pass
             os.close(dir_fd)

@@ -446,11 +446,12 @@ class Worker:
             return None, str(exc)
 
     def cgroups_work(self) -> bool:
-        """Whether a process of this worker, as it now is, can join a job cgroup: a probe
-        child joins one and exits."""
+        """Whether this worker, as it now is, can make a job cgroup and a process of it
+        join one: a probe child joins a fresh one and exits. The probe's cgroup is then
+        kept for the first job."""
         assert self.cgroups is not None
         try:
-            probe = self.cgroups.create()
+            probe = self.cgroups.create()  # a fresh one: after a failed reset one is made
         except OSError:
             return False
         pid = os.fork()
@@ -460,9 +461,8 @@ class Worker:
                 os._exit(0)
             except BaseException:
                 os._exit(1)
-        probe.close_fds()
         _, status = os.waitpid(pid, 0)
-        probe.remove()
+        self.cgroups.release(probe)
         return os.waitstatus_to_exitcode(status) == 0
 
     def send(self, kind: int, index: int = 0, payload: bytes = b"",
@@ -514,7 +514,7 @@ class Worker:
         fds = {"out_r": out_r, "out_w": out_w, "res_r": res_r, "res_w": res_w,
                "job_r": job_r, "job_w": job_w, "bell_r": bell_r, "bell_w": bell_w}
         self.child_number += 1
-        self.child_cgroup = self.cgroups.create() if self.cgroups is not None else None
+        self.child_cgroup = self.cgroups.acquire() if self.cgroups is not None else None
         pid = os.fork()
         if pid == 0:
             try:
@@ -527,9 +527,8 @@ class Worker:
             finally:
                 os._exit(0)
         self.child = Child(self.child_number, pid)
+        # The cgroup's files stay open here for its next job; the child closed its copies.
         self.child.cgroup, self.child_cgroup = self.child_cgroup, None
-        if self.child.cgroup is not None:
-            self.child.cgroup.close_fds()  # the child's to use, not ours
         for fd in (job_w, res_r, out_r):  # the evaluator's ends (bell_r is already)
             os.set_blocking(fd, False)
         try:
@@ -539,18 +538,20 @@ class Worker:
                 os.close(fd)
 
     def end_child(self) -> None:
-        """Kill the current child (and its whole job cgroup) and reap it."""
+        """Kill the current child and reap it, then the rest of its job cgroup. The child
+        first: waiting for it is a wake-up when it is gone, where the cgroup's processes are
+        polled for, so a job that forked nothing is over without a pause."""
         if self.child is not None:
+            self.child.close()
             if self.child.cgroup is not None:
                 self.child.cgroup.kill()
-            self.child.close()
 
     def release_cgroup(self) -> None:
-        """Remove the ended child's cgroup, once everything in it has been reaped."""
+        """Hand the ended child's cgroup back, once everything in it has been reaped: kept
+        for the next child where it is empty and clean, else removed."""
         child, self.child = self.child, None
         if child is not None and child.cgroup is not None and self.cgroups is not None:
-            if not child.cgroup.remove():
-                self.cgroups.stale.append(child.cgroup)
+            self.cgroups.release(child.cgroup)
 
     def memory_exceeded(self) -> None:
         """The kernel found the job's cgroup out of memory (cgroup v1, which has no
