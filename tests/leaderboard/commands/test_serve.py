@@ -193,3 +193,25 @@ def test_serve_says_when_the_port_is_taken(run_cli, tmp_path: Path) -> None:
     assert result.returncode == 2, result.stderr
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+BLOCK_WAITRESS = """
+import importlib.abc, sys
+class NotInstalled(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] == "waitress":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, NotInstalled())
+from colbench.cli.main import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_serve_without_waitress_names_the_extra(tmp_path: Path,
+                                                cli_environ: dict[str, str]) -> None:
+    result = subprocess.run([sys.executable, "-c", BLOCK_WAITRESS, "leaderboard", "serve",
+                             "--db", f"sqlite:///{tmp_path / 'x.db'}", "--port", "0"],
+                            capture_output=True, text=True, env=cli_environ, timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()]
+    assert "waitress" in result.stderr and "pip install 'colbench[leaderboard]'" in result.stderr
