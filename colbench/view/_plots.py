@@ -21,13 +21,16 @@ def _text(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _number(value: float) -> str:
-    """A tick or value label: short, whatever the magnitude."""
+def _number(value: float, span: float | None = None) -> str:
+    """A tick or value label: short, whatever the magnitude, yet with enough digits that the
+    two ends of an axis spanning ``span`` read differently (an entropy from 4.4827 to
+    4.4819 must not print 4.48 twice)."""
     if value == 0:
         return "0"
-    if abs(value) >= 1000 or abs(value) < 0.01:
-        return f"{value:.2g}"
-    return f"{value:.3g}"
+    digits = 3
+    if span:
+        digits = max(3, 1 + math.ceil(math.log10(abs(value) / span)))
+    return f"{value:.{digits}g}"
 
 
 def bar_chart(labels: Sequence[str], values: Sequence[float | None], *, title: str,
@@ -121,9 +124,10 @@ def line_chart(series: dict[str, Sequence[tuple[float, float]]], *, title: str,
              f'<text x="0" y="14" font-weight="bold">{_text(title)}</text>',
              f'<rect x="{left}" y="{top}" width="{plot_width}" height="{plot_height}" '
              'fill="none" stroke="#d1d5db"/>',
-             f'<text x="{left - 4}" y="{top + 8}" text-anchor="end">{_number(y_max)}</text>',
+             f'<text x="{left - 4}" y="{top + 8}" text-anchor="end">'
+             f'{_number(y_max, y_max - y_min)}</text>',
              f'<text x="{left - 4}" y="{top + plot_height}" text-anchor="end">'
-             f'{_number(y_min)}</text>',
+             f'{_number(y_min, y_max - y_min)}</text>',
              f'<text x="{left}" y="{top + plot_height + 14}">{_number(x_min)}</text>',
              f'<text x="{left + plot_width}" y="{top + plot_height + 14}" text-anchor="end">'
              f'{_number(x_max)}</text>',

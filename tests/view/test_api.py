@@ -167,6 +167,13 @@ def test_plot_labels_from_runs_are_escaped():
     assert "<script>" not in chart and "&lt;script&gt;" in chart and "t &amp; &lt;b&gt;" in chart
 
 
+def test_axis_ends_of_a_narrow_curve_read_differently():
+    from colbench.view._plots import line_chart
+
+    chart = line_chart({"entropy": [(1, 4.482677), (2, 4.481862)]}, title="entropy")
+    assert ">4.4827<" in chart and ">4.4819<" in chart
+
+
 def test_comparison_marks_flips_per_task(backend_oracle, backend_no_ask):
     client = client_for(backend_oracle.parent)
     a, b = run_id_of(backend_no_ask.resolve()), run_id_of(backend_oracle.resolve())

@@ -220,8 +220,10 @@ function message(kind, who, text) {
 }
 
 function figures(images) {
+  // Each picture links to itself, full size; the page shows it scaled and cut in height.
   return images.map((im) => el("figure", {},
-    el("img", { src: im.url, alt: im.caption, loading: "lazy", class: "render" }),
+    el("a", { href: im.url, target: "_blank", rel: "noopener" },
+      el("img", { src: im.url, alt: im.caption, loading: "lazy", class: "render" })),
     el("figcaption", { text: im.caption })));
 }
 
