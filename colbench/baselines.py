@@ -120,7 +120,7 @@ class ScriptedAgents(dict[str, Callable[..., ScriptedAgent]]):
             new = self.deprecated[name]
             if name not in _warned:
                 _warned.add(name)
-                logger.warning("colbench: scripted:%s is deprecated and will be removed; "
+                logger.warning("scripted:%s is deprecated and will be removed; "
                                "use scripted:%s", name, new)
             return super().get(new, default)
         return super().get(name, default)

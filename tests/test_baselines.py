@@ -65,7 +65,7 @@ def test_deprecated_names_resolve_once_warned_and_are_not_listed(caplog):
     with caplog.at_level(logging.WARNING, logger="colbench"):
         assert table.get("quiet") is Silent and table.get("quiet") is Silent
     assert [r.getMessage() for r in caplog.records] == [
-        "colbench: scripted:quiet is deprecated and will be removed; use scripted:silent"]
+        "scripted:quiet is deprecated and will be removed; use scripted:silent"]
     assert table.get("loud") is None
     with pytest.raises(ValueError, match="unknown names"):
         ScriptedAgents({"silent": Silent}, deprecated={"quiet": "missing"})

@@ -104,7 +104,7 @@ def test_asker_is_a_deprecated_name_of_the_generator_check(caplog):
         assert SCRIPTED_AGENTS.get("asker") is GeneratorCheckAgent
         assert SCRIPTED_AGENTS.get("asker") is GeneratorCheckAgent
     lines = [r.getMessage() for r in caplog.records]
-    assert lines == ["colbench: scripted:asker is deprecated and will be removed; "
+    assert lines == ["scripted:asker is deprecated and will be removed; "
                      "use scripted:generator-check"]
     assert "asker" not in SCRIPTED_AGENTS and SCRIPTED_AGENTS.get("askr") is None
 
