@@ -304,7 +304,9 @@ async function poll() {
     else if (parts[0] === "compare") stale = changed(parts[1]) || changed(parts[2]);
     else if (parts[0] === "run" || parts[0] === "training") stale = false;  // a transcript is not redrawn under the reader
     else stale = Object.keys(before).length !== Object.keys(state.versions).length || Object.keys(state.versions).some(changed);
-    if (stale && document.activeElement?.tagName !== "INPUT") await render();
+    // Not while the reader types in a filter or holds a list open: the redraw would drop it.
+    const busy = ["INPUT", "SELECT"].includes(document.activeElement?.tagName) && document.activeElement.type !== "checkbox";
+    if (stale && !busy) await render();
   } catch (error) {
     live.classList.add("stale");
     live.textContent = `offline: ${error.message}`;
