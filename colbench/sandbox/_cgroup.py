@@ -250,6 +250,10 @@ class JobCgroup:
         text = _read(self.owner.dir_fds[0], f"{self.name}/cgroup.procs")
         return [int(pid) for pid in text.split()]
 
+    def tasks(self) -> int:
+        """How many tasks the job has: every thread of every process, until it is reaped."""
+        return int(self.read(self.owner.dir_fds[-1], "pids.current"))  # v1: pids hierarchy
+
     def kill(self) -> bool:
         """Kill every process of the job. v2: one write; v1: until none is left (the
         process limit bounds how many a fork loop can make meanwhile). True when the
@@ -262,8 +266,10 @@ class JobCgroup:
                 pass
         for _ in range(100):
             try:
-                pids = self.pids()
-            except OSError:
+                # No task counted at all (the usual end: the child was reaped first) is
+                # one read of an open file; otherwise the list of the processes to kill.
+                pids = self.pids() if self.tasks() else []
+            except (OSError, ValueError):
                 return False
             if not pids:
                 self.emptied = True
@@ -414,8 +420,7 @@ class JobCgroups:
         try:
             if not job.emptied and job.pids():
                 return False
-            # Every task counts here until it is reaped, threads and zombies included.
-            if int(job.read(self.dir_fds[-1], "pids.current")):  # v1: the pids hierarchy
+            if job.tasks():  # one not reaped yet counts too
                 return False
             if job.oom_fd is not None:
                 try:
