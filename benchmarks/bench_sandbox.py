@@ -12,6 +12,11 @@ about ten lines) and its ten test calls. Three ways to run it:
 Targets: (a) at least 10x faster than (b), and within 5x of (c), with the seccomp filter and
 the per-job cgroups on (the printed mode line says whether this machine gave them).
 
+Where the machine gives per-job cgroups, a second part measures what they cost: the same
+two-worker pool with and without them and in-process exec, interleaved task by task. It
+prints the CPU a task costs in all processes with them less without them, and the ratio to
+in-process exec both ways.
+
 Two figures per method: the wall-clock time a caller waits per task, and the CPU time the
 task costs in all the processes involved (for the pool: the evaluator, the workers and their
 forked job processes, including the fork, the exit and the clean-up that happen after the
@@ -143,6 +148,154 @@ def worker_cpu(pids: set[int]) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
+class Measured:
+    """What :func:`measure` found: per round and method, the median wall seconds of a task
+    and the mean CPU seconds of a task; and each method's best task."""
+
+    def __init__(self, rounds: list[dict[str, float]], cpu_rounds: list[dict[str, float]],
+                 best: dict[str, float]) -> None:
+        self.rounds, self.cpu_rounds, self.best = rounds, cpu_rounds, best
+
+    def wall(self, name: str) -> float:
+        return statistics.median(r[name] for r in self.rounds)
+
+    def cpu(self, name: str) -> float:
+        return statistics.median(r[name] for r in self.cpu_rounds)
+
+    def ratio(self, top: str, bottom: str) -> float:
+        """Median over the rounds of the two methods' wall ratio within a round."""
+        return statistics.median(r[top] / r[bottom] for r in self.rounds)
+
+    def cpu_difference(self, top: str, bottom: str) -> float:
+        return statistics.median(r[top] - r[bottom] for r in self.cpu_rounds)
+
+
+def measure(runners: dict[str, Callable[[], list[Any]]], pools: dict[str, Sandbox],
+            expected: list[Any], args: argparse.Namespace,
+            sparse: frozenset[str] = frozenset()) -> Measured:
+    """Run every method task by task, interleaved, so that all see the same machine load;
+    the methods in ``sparse`` only on one task in ``--fresh-every``."""
+    for name in runners:
+        if name not in sparse:
+            for _ in range(20):  # warm up
+                timed(runners[name], expected)
+    worker_pids: dict[str, set[int]] = {name: set() for name in pools}
+    for name, pool in pools.items():
+        while len(worker_pids[name]) < pool.workers:
+            worker_pids[name].add(pool.run_calls(CODE, CALLS).extra["worker_pid"])
+    rounds: list[dict[str, float]] = []
+    cpu_rounds: list[dict[str, float]] = []
+    best: dict[str, float] = dict.fromkeys(runners, float("inf"))
+    for _ in range(args.rounds):
+        samples: dict[str, list[float]] = {name: [] for name in runners}
+        cpu: dict[str, float] = dict.fromkeys(runners, 0.0)
+        workers_before = {name: worker_cpu(worker_pids[name]) for name in pools}
+        for index in range(args.tasks):
+            for name, run in runners.items():
+                if name in sparse and index % args.fresh_every:
+                    continue
+                wall, used = timed(run, expected)
+                samples[name].append(wall)
+                best[name] = min(best[name], wall)
+                cpu[name] += used
+        time.sleep(0.5)  # the workers finish cleaning up after their last task
+        for name in pools:
+            cpu[name] += worker_cpu(worker_pids[name]) - workers_before[name]
+        rounds.append({name: statistics.median(times) for name, times in samples.items()})
+        cpu_rounds.append({name: cpu[name] / len(samples[name]) for name in runners})
+    return Measured(rounds, cpu_rounds, best)
+
+
+def machine_busy() -> float:
+    """CPU seconds the whole machine has been busy (every tenant, and the kernel's own
+    threads, which is where some of a cgroup's removal is done)."""
+    with open("/proc/stat") as handle:
+        fields = [int(x) for x in handle.readline().split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu() -> float:
+    """CPU seconds of this process and its reaped children (precise, unlike /proc ticks)."""
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    return total
+
+
+def job_cgroup_cost(jobs: int, rounds: int) -> tuple[dict[str, float], dict[str, float]] | str:
+    """What a job cgroup costs a job, measured in this process: the worker's own steps with
+    a child that joins the cgroup, touches 4 MiB and exits, three ways interleaved job by
+    job: no cgroup; a fresh cgroup per job (made, joined, emptied and removed: how the worker
+    did it before it kept one); the worker's reused cgroup (handed out, joined, emptied and
+    reset). Returns, per way, the median over rounds of the mean CPU per job of this process
+    and the child, and of the whole machine; or why there are no cgroups here."""
+    from colbench.sandbox import _cgroup
+
+    groups, reason = _cgroup.setup({"memory_bytes": 256 << 20, "max_processes": 16})
+    if groups is None:
+        return reason
+
+    def child(job: Any) -> None:
+        pid = os.fork()
+        if pid == 0:
+            if job is not None:
+                job.join()
+            bytearray(4 << 20)
+            os._exit(0)
+        os.waitpid(pid, 0)
+
+    def fresh() -> None:
+        job = groups.create()
+        child(job)
+        job.kill()
+        job.remove()
+
+    def reused() -> None:
+        job = groups.acquire()
+        child(job)
+        job.kill()
+        groups.release(job)
+
+    ways = {"no cgroup": lambda: child(None), "fresh cgroup per job": fresh,
+            "reused cgroup": reused}
+    cpu: dict[str, list[float]] = {name: [] for name in ways}
+    busy: dict[str, list[float]] = {name: [] for name in ways}
+    try:
+        for _ in range(rounds):
+            spent = dict.fromkeys(ways, 0.0)
+            machine = dict.fromkeys(ways, 0.0)
+            for _ in range(jobs):
+                for name, way in ways.items():
+                    cpu_before, busy_before = own_cpu(), machine_busy()
+                    way()
+                    spent[name] += own_cpu() - cpu_before
+                    machine[name] += machine_busy() - busy_before
+            for name in ways:
+                cpu[name].append(spent[name] / jobs)
+                busy[name].append(machine[name] / jobs)
+    finally:
+        groups.close()
+    return ({name: statistics.median(values) for name, values in cpu.items()},
+            {name: statistics.median(values) for name, values in busy.items()})
+
+
+def pool_runner(pool: Sandbox) -> Callable[[], list[Any]]:
+    def run() -> list[Any]:
+        verdict = pool.run_calls(CODE, CALLS)
+        return [r.value if r.ok else None for r in verdict.results]
+    return run
+
+
+def print_table(title: str, found: Measured) -> None:
+    print(title)
+    print(f"  {'':<22} {'wall (median)':>14} {'wall (best)':>12} "
+          f"{'CPU (mean, all processes)':>27}")
+    for name in found.best:
+        print(f"  {name:<22} {found.wall(name) * 1e3:11.3f} ms "
+              f"{found.best[name] * 1e3:9.3f} ms {found.cpu(name) * 1e3:24.3f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=200, help="tasks per round and method")
@@ -152,86 +305,68 @@ def main() -> None:
     args = parser.parse_args()
     expected = expected_values()
     limits = SandboxLimits()
-
-    def pool_runner(pool: Sandbox) -> Callable[[], list[Any]]:
-        def run() -> list[Any]:
-            verdict = pool.run_calls(CODE, CALLS)
-            return [r.value if r.ok else None for r in verdict.results]
-        return run
-
-    names = ["pool, 2 workers", "pool, 1 worker", "fresh interpreter", "in-process exec"]
-    pools = {names[0]: 2, names[1]: 1}
-    rounds: list[dict[str, float]] = []
-    best: dict[str, float] = dict.fromkeys(names, float("inf"))
-    cpu_rounds: list[dict[str, float]] = []
-    with Sandbox(workers=2, limits=limits) as pool2, Sandbox(workers=1, limits=limits) as pool1:
-        isolation = pool2.isolation
-        sandboxes = {names[0]: pool2, names[1]: pool1}
-        runners = {
-            names[0]: pool_runner(pool2), names[1]: pool_runner(pool1),
-            names[2]: lambda: fresh_interpreter(CODE, CALLS),
-            names[3]: lambda: in_process(CODE, CALLS),
-        }
-        worker_pids: dict[str, set[int]] = {name: set() for name in pools}
-        for name in (names[0], names[1], names[3]):
-            for _ in range(20):  # warm up
-                timed(runners[name], expected)
-        for name, pool in sandboxes.items():
-            while len(worker_pids[name]) < pools[name]:
-                worker_pids[name].add(pool.run_calls(CODE, CALLS).extra["worker_pid"])
-        for _ in range(args.rounds):
-            # Interleaved task by task, so that every method sees the same machine load.
-            samples: dict[str, list[float]] = {name: [] for name in names}
-            cpu: dict[str, float] = dict.fromkeys(names, 0.0)
-            workers_before = {name: worker_cpu(worker_pids[name]) for name in pools}
-            for index in range(args.tasks):
-                for name in names:
-                    if name == names[2] and index % args.fresh_every:
-                        continue
-                    wall, used = timed(runners[name], expected)
-                    samples[name].append(wall)
-                    best[name] = min(best[name], wall)
-                    cpu[name] += used
-            time.sleep(0.5)  # the workers finish cleaning up after their last task
-            for name in pools:
-                cpu[name] += worker_cpu(worker_pids[name]) - workers_before[name]
-            rounds.append({name: statistics.median(times) for name, times in samples.items()})
-            cpu_rounds.append({name: cpu[name] / len(samples[name]) for name in names})
-
-    def middle(values: list[float]) -> float:
-        return statistics.median(values)
-
-    figures = {name: middle([r[name] for r in rounds]) for name in names}
-    cpu_figures = {name: middle([r[name] for r in cpu_rounds]) for name in names}
-    fresh_vs_pool = middle([r[names[2]] / r[names[0]] for r in rounds])
-    fresh_vs_pool1 = middle([r[names[2]] / r[names[1]] for r in rounds])
-    pool_vs_exec = middle([r[names[0]] / r[names[3]] for r in rounds])
-    pool1_vs_exec = middle([r[names[1]] / r[names[3]] for r in rounds])
+    pool2, pool1, fresh, exec_ = ("pool, 2 workers", "pool, 1 worker", "fresh interpreter",
+                                  "in-process exec")
+    with Sandbox(workers=2, limits=limits) as two, Sandbox(workers=1, limits=limits) as one:
+        isolation = two.isolation
+        main_figures = measure({pool2: pool_runner(two), pool1: pool_runner(one),
+                                fresh: lambda: fresh_interpreter(CODE, CALLS),
+                                exec_: lambda: in_process(CODE, CALLS)},
+                               {pool2: two, pool1: one}, expected, args,
+                               sparse=frozenset({fresh}))
+    cgroup = isolation.get("cgroup")
+    on_off = None
+    if cgroup:
+        # The same pool with and without per-job cgroups, side by side; each pool's
+        # background work (the fork of its next child) overlaps the other's task alike.
+        on, off = "2 workers, cgroups", "2 workers, no cgroups"
+        with Sandbox(workers=2, limits=limits) as with_cgroups, \
+                Sandbox(workers=2, limits=limits, cgroups=False) as without:
+            on_off = measure({on: pool_runner(with_cgroups), off: pool_runner(without),
+                              exec_: lambda: in_process(CODE, CALLS)},
+                             {on: with_cgroups, off: without}, expected, args)
+        cost = job_cgroup_cost(args.tasks, args.rounds) if os.geteuid() == 0 else \
+            "making cgroups in this process needs root"
 
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     applied = [k for k in ("network_namespace", "uid_drop", "private_root") if isolation[k]]
     print(f"sandbox cost per task (10 calls); {os.cpu_count()} CPUs, load average {load}")
     print(f"isolation applied: {', '.join(applied) or 'none'}; rlimits: "
           f"{', '.join(isolation['rlimits'])}")
-    cgroup = isolation.get("cgroup")
     cgroup_text = f"v{cgroup['version']}" if cgroup else "off"
     print(f"mode: {isolation.get('mode', '?')}; seccomp filter: "
           f"{'on' if isolation.get('seccomp') else 'off'}; per-job cgroup: {cgroup_text}")
-    print(f"per task, median over {args.rounds} rounds of {args.tasks} interleaved tasks:")
-    print(f"  {'':<20} {'wall (median)':>14} {'wall (best)':>12} "
-          f"{'CPU (mean, all processes)':>27}")
-    for name, seconds in figures.items():
-        print(f"  {name:<20} {seconds * 1e3:11.3f} ms {best[name] * 1e3:9.3f} ms "
-              f"{cpu_figures[name] * 1e3:24.3f} ms")
-    print(f"fresh interpreter / pool: {fresh_vs_pool:6.1f}x  (1 worker: {fresh_vs_pool1:.1f}x; "
-          "target >= 10x)")
-    print(f"pool / in-process exec:   {pool_vs_exec:6.1f}x  (1 worker: {pool1_vs_exec:.1f}x; "
-          "target <= 5x)")
+    found = main_figures
+    print_table(f"per task, median over {args.rounds} rounds of {args.tasks} interleaved tasks:",
+                found)
+    print(f"fresh interpreter / pool: {found.ratio(fresh, pool2):6.1f}x  (1 worker: "
+          f"{found.ratio(fresh, pool1):.1f}x; target >= 10x)")
+    print(f"pool / in-process exec:   {found.ratio(pool2, exec_):6.1f}x  (1 worker: "
+          f"{found.ratio(pool1, exec_):.1f}x; target <= 5x)")
     print(f"best task (the machine's least loaded moment): fresh / pool "
-          f"{best[names[2]] / best[names[0]]:.1f}x, pool / in-process "
-          f"{best[names[0]] / best[names[3]]:.1f}x")
-    print(f"CPU: fresh / pool {cpu_figures[names[2]] / cpu_figures[names[0]]:.1f}x, "
-          f"pool / in-process {cpu_figures[names[0]] / cpu_figures[names[3]]:.1f}x")
+          f"{found.best[fresh] / found.best[pool2]:.1f}x, pool / in-process "
+          f"{found.best[pool2] / found.best[exec_]:.1f}x")
+    print(f"CPU: fresh / pool {found.cpu(fresh) / found.cpu(pool2):.1f}x, "
+          f"pool / in-process {found.cpu(pool2) / found.cpu(exec_):.1f}x")
+    if on_off is None:
+        print("per-job cgroups: none on this machine, so no side-by-side figure")
+        return
+    print_table("the per-job cgroups, side by side (the same pool with and without them):",
+                on_off)
+    print(f"per-job cgroups cost a task {on_off.cpu_difference(on, off) * 1e3:.3f} ms of CPU "
+          f"(all processes); pool / in-process exec {on_off.ratio(on, exec_):.1f}x with them, "
+          f"{on_off.ratio(off, exec_):.1f}x without")
+    if isinstance(cost, str):
+        print(f"a job cgroup's own cost: not measured ({cost})")
+        return
+    own, machine = cost
+    print("a job cgroup's own cost per job (the worker's steps and the job's process, "
+          "interleaved):")
+    for name in own:
+        if name != "no cgroup":
+            print(f"  {name:<22} {(own[name] - own['no cgroup']) * 1e3:7.3f} ms CPU; "
+                  f"machine busy {(machine[name] - machine['no cgroup']) * 1e3:+.3f} ms "
+                  f"(every tenant: noisy)")
 
 
 if __name__ == "__main__":
