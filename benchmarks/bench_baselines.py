@@ -36,11 +36,11 @@ class BenchEnv:
 
 
 ENVS: dict[str, BenchEnv] = {
-    "backend": BenchEnv("colbench/Backend-v0", ("no-ask",), 1000),
+    "backend": BenchEnv("colbench/Backend-v0", ("no-ask", "ask-then-answer"), 1000),
     "frontend": BenchEnv("colbench/Frontend-v0", ("no-ask",), 20),
     "web": BenchEnv("colbench/Web-v0", ("random",), 12),
     "textcraft": BenchEnv("colbench/TextCraft-v0", ("random", "greedy"), 100),
-    "babyai": BenchEnv("colbench/BabyAI-v0", ("random",), 200),
+    "babyai": BenchEnv("colbench/BabyAI-v0", ("random", "greedy"), 200),
     "sciworld": BenchEnv("colbench/SciWorld-v0", ("random",), 10),
 }
 

@@ -238,12 +238,12 @@ class BabyAIEnv(TextEnv):
 
     @property
     def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]
-        from colbench.gyms.embodied.babyai_baselines import BASELINES
+        from colbench.gyms.embodied.babyai_baselines import BASELINES, COLBENCH_BASELINES
         from colbench.gyms.embodied.babyai_oracle import BabyAIOracle
 
         if self.agentgym:
             return {"oracle": agentgym.AgentGymOracle, **BASELINES}
-        return {"oracle": BabyAIOracle, **BASELINES}
+        return {"oracle": BabyAIOracle, **COLBENCH_BASELINES}
 
     def default_episode_max_turns(self, task: Task) -> int:
         if not self._budget_per_level:

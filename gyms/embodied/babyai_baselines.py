@@ -18,7 +18,12 @@ import json
 import re
 from collections.abc import Sequence
 
-from colbench.baselines import RandomActionAgent, last_user_message
+from colbench.baselines import (
+    BlindAgent,
+    RandomActionAgent,
+    first_user_message,
+    last_user_message,
+)
 
 Message = dict[str, str]
 _LISTED = re.compile(r"^Available actions:\s*(.+?)\s*$", re.MULTILINE)
@@ -79,4 +84,106 @@ class BabyAIRandom(RandomActionAgent):
         return listed if listed else implied_actions(observation)
 
 
+
+
+# -- greedy ---------------------------------------------------------------------------------
+_MISSION = re.compile(r"^Your mission: (.+?)\.?\s*$", re.MULTILINE)
+_CLAUSE_FORMS = (
+    ("put", re.compile(r"^put (?:the|a) (.+?) next to (?:the|a) (.+)$")),
+    ("go to", re.compile(r"^go to (?:the|a) (.+)$")),
+    ("pick up", re.compile(r"^pick up (?:the|a) (.+)$")),
+    ("toggle", re.compile(r"^open (?:the|a) (.+)$")),
+)
+#: What the env says when each kind of clause's last action worked.
+_DONE = {"put": "You put the ", "go to": "You went to the ", "pick up": "You picked up the ",
+         "toggle": "You opened the "}
+
+
+def mission_clauses(mission: str) -> list[tuple[str, ...]]:
+    """The mission's clauses in the order they must be done, each ``(verb, target...)``;
+    ``A after you B`` is B then A. A clause it cannot read is left out."""
+    ordered: list[str] = []
+    for part in mission.split(", then "):
+        if " after you " in part:
+            later, first = part.split(" after you ", 1)
+            ordered += first.split(" and ") + later.split(" and ")
+        else:
+            ordered += part.split(" and ")
+    clauses = []
+    for text in ordered:
+        for verb, form in _CLAUSE_FORMS:
+            found = form.match(text.strip())
+            if found:
+                clauses.append((verb, *found.groups()))
+                break
+    return clauses
+
+
+def matches(name: str, target: str) -> bool:
+    """Whether the seen object ``name`` (``green key 1``) fits ``target`` (``green key``,
+    ``key``, ``object``)."""
+    color, kind = name.split()[:2]
+    words = target.split()
+    if words[-1] != "object" and words[-1] != kind:
+        return False
+    return len(words) == 1 or words[0] == color
+
+
+class BabyAIGreedy(BlindAgent):
+    """Does the mission's clauses in order on objects it has seen, exploring otherwise (colbench's
+    protocol). It remembers every object named in the chat, as the env lets a model name them;
+    it finds the next clause by the env's confirmations of the earlier ones; when no seen object
+    fits, it goes through a door it has not gone through, or explores (:meth:`explore`)."""
+
+    @staticmethod
+    def explore(mine: Sequence[str], last_reply: str) -> str:
+        """Look around (three left turns, so every side has been ahead once), then walk
+        straight on until something blocks the way, then look around again."""
+        turns = 0
+        for action in reversed(mine):
+            if not action.endswith("turn left"):
+                break
+            turns += 1
+        walking = bool(mine) and mine[-1].endswith("move forward")
+        blocked = last_reply.startswith("You cannot move forward")
+        if (walking and not blocked) or turns >= 3:
+            return "Action: move forward"
+        return "Action: turn left"
+
+    def act(self, messages: Sequence[Message]) -> str:
+        mission = _MISSION.search(first_user_message(messages))
+        clauses = mission_clauses(mission.group(1)) if mission else []
+        seen: list[str] = []
+        done, through, replies, mine = 0, set(), [], []
+        for message in messages:
+            text = str(message.get("content", ""))
+            if message.get("role") == "user":
+                seen += [n for n in _OBJECT.findall(text) if n not in seen]
+                replies.append(text)
+            elif message.get("role") == "assistant":
+                mine.append(text.strip())
+                if "go through " in text:
+                    through.add(text.split("go through ", 1)[1].strip())
+        for reply in replies[1:]:
+            if done < len(clauses) and reply.startswith(_DONE[clauses[done][0]]):
+                done += 1
+        if done >= len(clauses):
+            return self.explore(mine, replies[-1])
+        verb, *targets = clauses[done]
+        fits = [[n for n in seen if matches(n, t)] for t in targets]
+        if verb == "put" and all(fits):
+            held = last_user_message(messages).partition("You are carrying the ")[2]
+            if any(held.startswith(name) for name in fits[0]):
+                return f"Action: put next to {fits[1][0]}"
+            return f"Action: pick up {fits[0][0]}"
+        if verb != "put" and fits[0]:
+            return f"Action: {verb} {fits[0][0]}"
+        doors = [n for n in seen if n.split()[1] == "door" and n not in through]
+        if doors:
+            return f"Action: go through {doors[0]}"
+        return self.explore(mine, replies[-1])
+
+
 BASELINES = {"random": BabyAIRandom}
+#: Greedy play needs colbench's action grammar (``pick up``, ``go through``).
+COLBENCH_BASELINES = {**BASELINES, "greedy": BabyAIGreedy}

@@ -18,6 +18,7 @@ from colbench.gyms.backend.generator import draw_task, generate_tasks, run_calls
 from colbench.gyms.backend.scripted import (
     ANSWER_PREFIX,
     SCRIPTED_AGENTS,
+    AskThenAnswerAgent,
     GeneratorCheckAgent,
     NoAskAgent,
     OracleAgent,
@@ -90,11 +91,13 @@ def test_tasks() -> list[Task]:
     return generate_tasks("test", 1000, SPLIT_SEEDS["test"])
 
 
-def test_the_env_gets_the_three_agents():
+def test_the_env_gets_the_four_agents():
     assert SCRIPTED_AGENTS == {"oracle": OracleAgent, "no-ask": NoAskAgent,
+                               "ask-then-answer": AskThenAnswerAgent,
                                "generator-check": GeneratorCheckAgent}
     assert all(issubclass(cls, ScriptedAgent) for cls in SCRIPTED_AGENTS.values())
-    assert list(SCRIPTED_AGENTS) == ["oracle", "no-ask", "generator-check"]  # no "asker"
+    assert list(SCRIPTED_AGENTS) == ["oracle", "no-ask", "ask-then-answer",
+                                     "generator-check"]  # no "asker"
 
 
 def test_asker_is_a_deprecated_name_of_the_generator_check(caplog):

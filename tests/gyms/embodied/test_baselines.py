@@ -14,8 +14,11 @@ from baseline_checks import check_blind_baseline  # noqa: E402
 
 from colbench.gyms.embodied.babyai import BabyAIEnv  # noqa: E402
 from colbench.gyms.embodied.babyai_baselines import (  # noqa: E402
+    BabyAIGreedy,
     implied_actions,
     listed_actions,
+    matches,
+    mission_clauses,
 )
 from colbench.gyms.embodied.sciworld_baselines import (  # noqa: E402
     action_templates,
@@ -77,3 +80,41 @@ def test_sciworld_random_fills_the_prompts_templates_with_seen_names():
             "closed. \nYou also see:\n\tA door to the hallway (that is closed)")
     assert seen_names([{"role": "user", "content": room}]) == (
         ["air", "bed", "closet", "door to hallway"], ["hallway"])
+
+
+def test_babyai_greedy_is_blind_and_below_the_oracle():
+    env = BabyAIEnv(split="test")
+    try:
+        check_blind_baseline(env, "greedy", env.tasks.ids()[:6])
+    finally:
+        env.close()
+    agentgym = BabyAIEnv(split="test", protocol="agentgym")
+    assert "greedy" not in agentgym.scripted_agents  # it speaks colbench's grammar only
+    agentgym.close()
+
+
+def test_babyai_greedy_reads_the_missions_clauses_in_the_order_they_must_be_done():
+    assert mission_clauses("pick up a blue key after you open a yellow door and go to a "
+                           "blue box") == [("toggle", "yellow door"), ("go to", "blue box"),
+                                           ("pick up", "blue key")]
+    assert mission_clauses("put the red ball next to a key, then go to the door") == [
+        ("put", "red ball", "key"), ("go to", "door")]
+    assert matches("green key 1", "key") and matches("green key 1", "green key")
+    assert not matches("green key 1", "red key") and matches("red ball 2", "object")
+
+
+def test_babyai_greedy_acts_on_what_it_has_seen_and_explores_otherwise():
+    greedy = BabyAIGreedy(seed=0)
+    chat = [{"role": "user", "content": SEEN}]
+    assert greedy.act(chat) == "Action: go through green door 1"  # no red ball seen yet
+    chat += [{"role": "assistant", "content": "Action: go through green door 1"},
+             {"role": "user", "content": "You went through the green door 1.\nYou see: the "
+                                         "red ball 1, 2 steps ahead.\nYou are carrying the "
+                                         "green key 1."}]
+    assert greedy.act(chat) == "Action: put next to red ball 1"
+    assert BabyAIGreedy.explore([], "x") == "Action: turn left"
+    assert BabyAIGreedy.explore(["Action: turn left"] * 3, "x") == "Action: move forward"
+    assert BabyAIGreedy.explore(["Action: move forward"], "You moved forward.") == (
+        "Action: move forward")
+    assert BabyAIGreedy.explore(["Action: move forward"], "You cannot move forward: a wall") \
+        == "Action: turn left"
