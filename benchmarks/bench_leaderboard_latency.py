@@ -1,7 +1,7 @@
 """Leaderboard: the board's p95 latency while a hostile submission is verified, against its
 p95 when idle, printed as a ratio from one run.
 
-A server on a real socket (werkzeug, threaded, as ``colbench leaderboard serve`` runs it)
+A server on a real socket (waitress, as ``colbench leaderboard serve`` runs it)
 with its verification worker in the same process. First the board page and the JSON
 leaderboard are fetched ``--requests`` times each while nothing is verified (idle). Then a
 run whose every answer returns a ``Fraction`` of two 2-megabit numbers is submitted, and the
@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import logging
 import os
 import re
 import statistics
@@ -92,9 +91,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
 
-    from werkzeug.serving import make_server
-
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request otherwise
+    from colbench.leaderboard.serving import create_wsgi_server
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -104,10 +101,10 @@ def main() -> None:
                                                       verify_wall_seconds=args.timeout))
         state = app.extensions[EXTENSION]
         _, token = create_token(state.db, "bench")
-        server = make_server("127.0.0.1", 0, app, threaded=True)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        server, where = create_wsgi_server(app, "127.0.0.1", 0, access_log=False)
+        thread = threading.Thread(target=server.run, daemon=True)
         thread.start()
-        url = f"http://127.0.0.1:{server.server_address[1]}"
+        url = where.url
         try:
             with httpx.Client(base_url=url, timeout=120) as client:
                 idle = [fetch(client, path, params) for _ in range(args.requests)
@@ -130,7 +127,7 @@ def main() -> None:
                     busy += [fetch(client, path, params) for path, params in PAGES]
                 took = time.perf_counter() - started
         finally:
-            server.shutdown()
+            server.close()
             state.worker.stop()
             state.db.dispose()
     print(f"verification of {args.tasks} hostile episode(s): {took:.1f} s, ended {status}")

@@ -187,16 +187,17 @@ def _stop_on_sigterm(_signum: int, _frame: FrameType | None) -> None:
     raise SystemExit(0)
 
 
-def serve(app: Callable[..., Iterable[bytes]], host: str, port: int, *,
-          workers: int = DEFAULT_WORKERS, max_body_bytes: int | None = None,
-          trusted_proxy: str | None = None,
-          on_listening: Callable[[Listening], None] | None = None) -> None:
-    """Serve ``app`` with waitress until SIGTERM or Ctrl-C. ``workers``: request threads;
-    ``max_body_bytes``: bodies larger than this are refused (413) from their
+def create_wsgi_server(app: Callable[..., Iterable[bytes]], host: str, port: int, *,
+                       workers: int = DEFAULT_WORKERS, max_body_bytes: int | None = None,
+                       trusted_proxy: str | None = None, access_log: bool = True
+                       ) -> tuple[Any, Listening]:
+    """A bound waitress server for ``app`` (not yet serving: call its ``run()``, and
+    ``close()`` from another thread to stop it) and where it listens. ``workers``: request
+    threads; ``max_body_bytes``: bodies larger than this are refused (413) from their
     ``Content-Length`` before they are read, or as soon as a chunked one passes it;
     ``trusted_proxy``: the address of a reverse proxy whose ``X-Forwarded-For``, ``-Proto``
     and ``-Host`` headers are believed (the client's address in the log and the scheme and
-    host of the URLs the API returns). ``on_listening`` is called once the socket is bound.
+    host of the URLs the API returns); ``access_log``: wrap ``app`` in :class:`AccessLog`.
     Raises OSError when the address cannot be bound."""
     from waitress import create_server
 
@@ -209,14 +210,27 @@ def serve(app: Callable[..., Iterable[bytes]], host: str, port: int, *,
         options["trusted_proxy_headers"] = {"x-forwarded-for", "x-forwarded-proto",
                                             "x-forwarded-host"}
         options["trusted_proxy_count"] = 1
-    server = create_server(AccessLog(app), **options)
+    server = create_server(AccessLog(app) if access_log else app, **options)
     listen = getattr(server, "effective_listen", None) or [
         (server.effective_host, server.effective_port)]
     bound_host, bound_port = listen[0][:2]
+    return server, Listening(str(bound_host), int(bound_port))
+
+
+def serve(app: Callable[..., Iterable[bytes]], host: str, port: int, *,
+          workers: int = DEFAULT_WORKERS, max_body_bytes: int | None = None,
+          trusted_proxy: str | None = None,
+          on_listening: Callable[[Listening], None] | None = None) -> None:
+    """Serve ``app`` (see :func:`create_wsgi_server`) in this, the main, thread until SIGTERM
+    or Ctrl-C. ``on_listening`` is called once the socket is bound. Raises OSError when the
+    address cannot be bound."""
+    server, where = create_wsgi_server(app, host, port, workers=workers,
+                                       max_body_bytes=max_body_bytes,
+                                       trusted_proxy=trusted_proxy)
     previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
         if on_listening is not None:
-            on_listening(Listening(str(bound_host), int(bound_port)))
+            on_listening(where)
         server.run()  # returns on SystemExit or KeyboardInterrupt, having closed the server
     finally:
         signal.signal(signal.SIGTERM, previous)
