@@ -220,7 +220,8 @@ class JobCgroup:
         self.read_fds: dict[tuple[int, str], int] = {}
 
     def read(self, dir_fd: int, file: str) -> str:
-        """The current text of one of this cgroup's files in the hierarchy of ``dir_fd``."""
+        """The current text of one of this cgroup's files in the hierarchy of ``dir_fd``
+        (not ``cgroup.procs``, which v1 does not render afresh: see :meth:`pids`)."""
         fd = self.read_fds.get((dir_fd, file))
         if fd is None:
             fd = os.open(f"{self.name}/{file}", os.O_RDONLY | os.O_CLOEXEC, dir_fd=dir_fd)
