@@ -110,3 +110,50 @@ def test_board_sorts_and_opens_a_submission_with_everything_escaped(browser, sit
         assert all(r.startswith(url) for r in requests), requests
     finally:
         context.close()
+
+
+@pytest.fixture
+def mixed_site(db_url: str, runs, tmp_path) -> Iterator[str]:
+    """A board with a verified entry and an unverified one (its summary inflated)."""
+    import json
+
+    from .conftest import copy_run
+
+    board = make_board(db_url)
+    inflated = copy_run(runs["no_ask"], tmp_path / "inflated")
+    raw = json.loads((inflated / "summary.json").read_text())
+    raw["metrics"]["success_rate"]["mean"] = 0.97
+    (inflated / "summary.json").write_text(json.dumps(raw))
+    for name, run in (("Honest oracle", runs["oracle"]), ("Inflated", inflated)):
+        response = post(board, run, metadata={"model_name": name})
+        assert response.status_code == 202, response.get_json()
+    board.verify_all()
+    server = serve_in_thread(board.app)
+    try:
+        yield server.url
+    finally:
+        server.stop()
+        board.state.db.dispose()
+
+
+def test_the_board_shows_verified_entries_and_toggles_to_the_rest(browser, mixed_site) -> None:
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto(mixed_site + "/")
+        page.click("a.board-link")
+        page.wait_for_selector("#status-filter")
+        assert _column(page, "model") == ["Honest oracle"]
+        assert "1 more is not verified (1 unverified)" in page.inner_text("#status-filter")
+        page.click("#show-all")
+        page.wait_for_url("**status=all**")
+        assert _column(page, "model") == ["Honest oracle", "Inflated"]
+        assert _column(page, "verified") == ["verified", "unverified"]
+        page.click("th.col-model a")  # sorting keeps the filter
+        page.wait_for_url("**sort=model**")
+        assert "status=all" in page.url and page.locator("#board tbody tr").count() == 2
+        page.click("#verified-only")
+        page.wait_for_selector("#show-all")
+        assert _column(page, "model") == ["Honest oracle"]
+    finally:
+        context.close()
