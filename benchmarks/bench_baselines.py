@@ -68,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.n is not None and args.n < 1:
         parser.error(f"--n must be at least 1, got {args.n}")
-    header = (f"{'env':<22} {'n':>5}  {'agent':<18} {'success %':>9} {'score %':>8} "
+    header = (f"{'env':<22} {'n':>5}  {'agent':<24} {'success %':>9} {'score %':>8} "
               f"{'errors':>6} {'seconds':>8}")
     print(header)
     print("-" * len(header))
@@ -84,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 result = run(bench, model, n, Path(tmp) / name / model, args.concurrency,
                              kwargs)
                 label = f"{model} (ceiling)" if model == "oracle" else f"{model} (blind)"
-                print(f"{bench.env_id:<22} {result['ok']:>5}  {label:<18} "
+                print(f"{bench.env_id:<22} {result['ok']:>5}  {label:<24} "
                       f"{100 * result['success']:>9.1f} {100 * result['score']:>8.1f} "
                       f"{result['errors']:>6} {time.perf_counter() - start:>8.1f}", flush=True)
     return 0
