@@ -40,7 +40,9 @@ class WebRandom(RandomActionAgent):
         goal = _GOAL.search(observation)
         words = _WORD.findall(goal.group(1)) if goal else []
         numbers = [w for w in words if w[0].isdigit()] or ["1"]
-        rng = chat_rng(self.seed, messages)
+        # A stream apart from the one that picks the action (seed + 1), so that the word
+        # typed and the element chosen are drawn independently.
+        rng = chat_rng(self.seed + 1, messages)
         actions = []
         for node in page_nodes(observation):
             if node.bid is None:
