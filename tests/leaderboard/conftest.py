@@ -153,6 +153,16 @@ def copy_run(run: Path, dest: Path) -> Path:
     return dest
 
 
+def inflated_run(run: Path, dest: Path, success: float = 0.97) -> Path:
+    """A copy of ``run`` whose summary claims a success rate its records do not have: the
+    server lists it as unverified, with its own figures."""
+    run = copy_run(run, dest)
+    raw = json.loads((run / "summary.json").read_text())
+    raw["metrics"]["success_rate"]["mean"] = success
+    (run / "summary.json").write_text(json.dumps(raw))
+    return run
+
+
 def read_records(run: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (run / "episodes.jsonl").read_text().splitlines()
             if line.strip()]

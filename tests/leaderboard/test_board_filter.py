@@ -4,7 +4,6 @@ and unverified) on request, each row labelled; the API keeps listing every entry
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -13,7 +12,15 @@ import pytest
 from colbench.leaderboard._db import REJECTED, SELF_REPORTED, Submission, utcnow
 from colbench.leaderboard.queries import parse_statuses
 
-from .conftest import BACKEND, Board, copy_run, post, read_records, write_records
+from .conftest import (
+    BACKEND,
+    Board,
+    copy_run,
+    inflated_run,
+    post,
+    read_records,
+    write_records,
+)
 
 BOARD = f"/boards/{BACKEND}"
 
@@ -35,10 +42,7 @@ def _submit(board: Board, run: Path, name: str) -> str:
 @pytest.fixture
 def mixed(board: Board, runs, tmp_path: Path) -> Board:
     """A board with one entry of each listed status and one rejected submission."""
-    inflated = copy_run(runs["no_ask"], tmp_path / "inflated")
-    raw = json.loads((inflated / "summary.json").read_text())
-    raw["metrics"]["success_rate"]["mean"] = 0.97
-    (inflated / "summary.json").write_text(json.dumps(raw))
+    inflated = inflated_run(runs["no_ask"], tmp_path / "inflated")
     _submit(board, runs["oracle"], "verified oracle")
     _submit(board, inflated, "inflated baseline")
     self_id = _submit(board, runs["asker"], "self asker")
@@ -86,10 +90,7 @@ def test_the_status_column_sorts_verified_first(mixed: Board) -> None:
 
 def test_a_board_with_no_verified_entry_says_so_and_offers_the_rest(board: Board, runs,
                                                                    tmp_path: Path) -> None:
-    partial = copy_run(runs["no_ask"], tmp_path / "partial")
-    raw = json.loads((partial / "summary.json").read_text())
-    raw["metrics"]["success_rate"]["mean"] = 0.5
-    (partial / "summary.json").write_text(json.dumps(raw))
+    partial = inflated_run(runs["no_ask"], tmp_path / "partial", success=0.5)
     _submit(board, partial, "lonely")
     board.verify_all()
     html = board.client.get(BOARD).get_data(as_text=True)

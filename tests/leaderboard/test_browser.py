@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from .conftest import make_board, post, serve_in_thread
+from .conftest import inflated_run, make_board, post, serve_in_thread
 
 playwright_api = pytest.importorskip("playwright.sync_api",
                                      reason="the browser test needs pip install playwright")
@@ -115,15 +115,8 @@ def test_board_sorts_and_opens_a_submission_with_everything_escaped(browser, sit
 @pytest.fixture
 def mixed_site(db_url: str, runs, tmp_path) -> Iterator[str]:
     """A board with a verified entry and an unverified one (its summary inflated)."""
-    import json
-
-    from .conftest import copy_run
-
     board = make_board(db_url)
-    inflated = copy_run(runs["no_ask"], tmp_path / "inflated")
-    raw = json.loads((inflated / "summary.json").read_text())
-    raw["metrics"]["success_rate"]["mean"] = 0.97
-    (inflated / "summary.json").write_text(json.dumps(raw))
+    inflated = inflated_run(runs["no_ask"], tmp_path / "inflated")
     for name, run in (("Honest oracle", runs["oracle"]), ("Inflated", inflated)):
         response = post(board, run, metadata={"model_name": name})
         assert response.status_code == 202, response.get_json()

@@ -21,7 +21,7 @@ import pytest
 
 from colbench.leaderboard.client import SubmitError, submit_run
 
-from ..conftest import BACKEND, copy_run, make_board
+from ..conftest import BACKEND, inflated_run, make_board
 
 
 @dataclass
@@ -77,15 +77,6 @@ def served(db_url: str, tmp_path: Path, cli_environ: dict[str, str]) -> Iterator
             server.process.wait(30)
 
 
-def _inflated(run: Path, dest: Path) -> Path:
-    """A run whose summary claims a better success rate than its records: unverified."""
-    run = copy_run(run, dest)
-    raw = json.loads((run / "summary.json").read_text())
-    raw["metrics"]["success_rate"]["mean"] = 0.97
-    (run / "summary.json").write_text(json.dumps(raw))
-    return run
-
-
 def _models(html: str) -> list[str]:
     return re.findall(r'class="submission-link" href="[^"]+">([^<]+)</a>', html)
 
@@ -102,7 +93,7 @@ def test_a_served_board_shows_verified_entries_and_the_rest_on_request(
     honest = submit_run(runs["oracle"], served.url, served.token, metadata=honest_meta,
                         wait=True, progress=False, poll_seconds=0.2, wait_timeout=300)
     assert honest.status == "verified", honest.errors
-    inflated = submit_run(_inflated(runs["no_ask"], tmp_path / "inflated"), served.url,
+    inflated = submit_run(inflated_run(runs["no_ask"], tmp_path / "inflated"), served.url,
                           served.token, metadata=inflated_meta, wait=True, progress=False,
                           poll_seconds=0.2, wait_timeout=300)
     assert inflated.status == "unverified"
