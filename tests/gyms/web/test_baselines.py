@@ -5,20 +5,28 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("flask", reason="the web gym needs colbench[web]")
 pytest.importorskip("playwright", reason="the web gym needs colbench[web]")
 
 from baseline_checks import check_blind_baseline  # noqa: E402
 
-from colbench.chromium import find_chromium  # noqa: E402
 from colbench.errors import EnvironmentFailure  # noqa: E402
 from colbench.gyms.web.baselines import WebRandom  # noqa: E402
-from colbench.gyms.web.env import WebEnv  # noqa: E402
 
-try:
-    find_chromium()
-except EnvironmentFailure as exc:  # pragma: no cover - depends on the machine
-    pytest.skip(f"no Chromium: {exc}", allow_module_level=True)
+
+@pytest.fixture(scope="module")
+def shop_env():
+    """The shop site in a real browser (skipped where no Chromium is installed)."""
+    from colbench.chromium import find_chromium
+    from colbench.gyms.web.env import WebEnv
+
+    try:
+        find_chromium()
+    except EnvironmentFailure as exc:  # pragma: no cover - depends on the machine
+        pytest.skip(f"no Chromium: {exc}")
+    env = WebEnv(split="test", sites=["shop"], max_turns=8)
+    yield env
+    env.close()
+
 
 PAGE = """# Goal
 Find the Tundra Sneakers.
@@ -36,12 +44,8 @@ RootWebArea "Home"
 """
 
 
-def test_web_random_is_blind_and_below_the_oracle():
-    env = WebEnv(split="test", sites=["shop"], max_turns=8)
-    try:
-        check_blind_baseline(env, "random", env.tasks.ids()[:2])
-    finally:
-        env.close()
+def test_web_random_is_blind_and_below_the_oracle(shop_env):
+    check_blind_baseline(shop_env, "random", shop_env.tasks.ids()[:2])
 
 
 def test_web_random_acts_only_on_the_pages_elements():
