@@ -161,8 +161,11 @@ def save_trained(trainer: Any, tokenizer: Any, out: Path) -> None:
     """Save the trained model (or adapter) and the tokenizer it was trained with into ``out``.
 
     Under ``accelerate launch`` every process calls this; TRL's ``save_model`` gathers sharded
-    weights, and only the main process writes."""
+    weights, and only the main process writes. The trainer's state (``trainer_state.json``,
+    with its ``log_history``) is saved too, so that ``colbench view`` draws the training
+    curves of every run, not only of runs that kept checkpoints."""
     out.mkdir(parents=True, exist_ok=True)
     trainer.save_model(str(out))
+    trainer.save_state()  # writes into args.output_dir (== out) on the main process only
     if trainer.is_world_process_zero():
         tokenizer.save_pretrained(str(out))

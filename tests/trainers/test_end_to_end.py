@@ -67,6 +67,9 @@ def test_collect_train_evaluate(name, lora, cli_data, tiny_llama, tmp_path, caps
     assert record["env"] == helpers_env.ENV_ID
     if name == "mt-dpo":
         assert record["config"]["beta"] == 0.2 and record["config"]["max_steps"] == 2
+    # The training curves colbench view draws, written without --save-steps too.
+    state = json.loads((out / "trainer_state.json").read_text())
+    assert state["global_step"] >= 1 and isinstance(state["log_history"], list)
     if lora:
         assert (out / "adapter_config.json").is_file() and not (out / "config.json").exists()
         trained = _weights(out / "adapter_model.safetensors")
