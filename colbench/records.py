@@ -98,6 +98,30 @@ class EpisodeRecord(BaseModel):
             return "env"
         return self.failure
 
+    @property
+    def outcome(self) -> str:
+        """What a reader sorts episodes by: ``success``, ``failure``, ``model-error`` (the
+        agent's failure, scored 0) or ``env-error`` (the environment's, not scored)."""
+        kind = self.failure_kind
+        if kind == "env":
+            return "env-error"
+        if kind == "model":
+            return "model-error"
+        return "success" if self.metrics.get("success") else "failure"
+
+    def lookup(self, key: str) -> Any:
+        """``key`` from the episode's metrics, the record's extra fields, or its last turn's
+        info, in that order: where suites put what a report shows (the frontend's
+        ``target_image``); None when none has it."""
+        if key in self.metrics:
+            return self.metrics[key]
+        extra = self.model_extra or {}
+        if key in extra:
+            return extra[key]
+        if self.turns and key in self.turns[-1].info:
+            return self.turns[-1].info[key]
+        return None
+
 
 class MetricSummary(BaseModel):
     mean: float

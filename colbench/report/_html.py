@@ -100,21 +100,9 @@ def register_episode_section(section: EpisodeSection) -> EpisodeSection:
     return section
 
 
-def _lookup(record: EpisodeRecord, key: str) -> Any:
-    """``key`` from the episode's metrics, its record, or its last turn's info."""
-    if key in record.metrics:
-        return record.metrics[key]
-    extra = record.model_extra or {}
-    if key in extra:
-        return extra[key]
-    if record.turns and key in record.turns[-1].info:
-        return record.turns[-1].info[key]
-    return None
-
-
 def comparison_section(record: EpisodeRecord, ctx: ReportContext) -> str:
     """Target and final renders side by side, when the episode names them."""
-    target, final = _lookup(record, "target_image"), _lookup(record, "final_image")
+    target, final = record.lookup("target_image"), record.lookup("final_image")
     if not target and not final:
         return ""
     figures = []
@@ -145,17 +133,6 @@ def _num(metric: MetricSummary | None) -> str:
     return f"{metric.mean:.3g} <small>[{lo:.3g}, {hi:.3g}]</small>"
 
 
-def _outcome(record: EpisodeRecord) -> str:
-    """``error`` (the env failed: not scored), ``model-error`` (scored 0), ``success`` or
-    ``failure``."""
-    kind = record.failure_kind
-    if kind == "env":
-        return "error"
-    if kind == "model":
-        return "model-error"
-    return "success" if record.metrics.get("success") else "failure"
-
-
 def _message(kind: str, who: str, text: str | None, ctx: ReportContext, extra: str = "") -> str:
     body = ctx.text(text) if text else '<pre><span class="note">(empty)</span></pre>'
     return f'<div class="msg {kind}"><div class="who">{esc(who)}</div>{body}{extra}</div>'
@@ -165,7 +142,7 @@ def render_episode(record: EpisodeRecord, run_index: int, ctx: ReportContext,
                    shared_system_prompt: str | None = None) -> str:
     """One episode as a collapsed ``<details>``; its system prompt is left out when it is
     ``shared_system_prompt`` (shown once for the whole run)."""
-    outcome = _outcome(record)
+    outcome = record.outcome
     facts = [f"trial {record.trial}", outcome]
     if "score" in record.metrics:
         facts.append(f"score {_fmt(record.metrics['score'])}")
@@ -280,7 +257,7 @@ def _filters(runs: Sequence[RunData]) -> str:
         '<label>outcome <select name="outcome"><option value="all">all</option>'
         '<option value="success">success</option><option value="failure">failure</option>'
         '<option value="model-error">model error</option>'
-        '<option value="error">error</option></select></label>'
+        '<option value="env-error">env error</option></select></label>'
         '<label>task <input name="task" type="search" placeholder="task id contains"></label>'
         '<button type="button" id="expand">expand shown</button>'
         '<button type="button" id="collapse">collapse all</button>'

@@ -27,7 +27,6 @@ from colbench.view._plots import bar_chart, histogram, line_chart
 from colbench.view._runs import (
     LoadedRun,
     episode_images,
-    outcome_of,
     score_of,
     walk_folders,
 )
@@ -148,7 +147,7 @@ def episode_row(record: EpisodeRecord, groups: dict[str, str]) -> dict[str, Any]
     """An episode's line in its run's episode list."""
     error = record.error or ""
     return {"task_id": record.task_id, "trial": record.trial, "status": record.status,
-            "outcome": outcome_of(record), "failure": record.failure_kind,
+            "outcome": record.outcome, "failure": record.failure_kind,
             "success": bool(record.metrics.get("success")) if record.status == "ok" else None,
             "score": score_of(record), "turns": len(record.turns), "seconds": record.seconds,
             "error": error[:ERROR_PREVIEW_CHARS], "groups": groups,
@@ -174,7 +173,7 @@ def transcript(record: EpisodeRecord, image_url: Callable[[int], str]) -> dict[s
                       "images": by_turn.get(number, [])})
     return {"task_id": record.task_id, "trial": record.trial, "env": record.env,
             "model": record.model, "seed": record.seed, "status": record.status,
-            "outcome": outcome_of(record), "failure": record.failure_kind,
+            "outcome": record.outcome, "failure": record.failure_kind,
             "error": record.error, "attempts": record.attempts,
             "system_prompt": record.system_prompt, "final_answer": record.final_answer,
             "metrics": record.metrics, "terminated": record.terminated,
@@ -253,8 +252,8 @@ def compare(run_a: LoadedRun, run_b: LoadedRun) -> dict[str, Any]:
         change = _change(a, b)
         totals[change] += 1
         rows.append({"task_id": key[0], "trial": key[1], "change": change,
-                     "a": None if a is None else {"outcome": outcome_of(a), "score": score_of(a)},
-                     "b": None if b is None else {"outcome": outcome_of(b), "score": score_of(b)}})
+                     "a": None if a is None else {"outcome": a.outcome, "score": score_of(a)},
+                     "b": None if b is None else {"outcome": b.outcome, "score": score_of(b)}})
     warnings = []
     if run_a.summary is not None and run_b.summary is not None:
         if run_a.summary.env != run_b.summary.env:

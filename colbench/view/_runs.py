@@ -41,30 +41,6 @@ SKIPPED_FOLDERS = frozenset({".git", "__pycache__", "node_modules", ".venv", "ve
                              ".mypy_cache", ".pytest_cache", ".ruff_cache"})
 
 
-def outcome_of(record: EpisodeRecord) -> str:
-    """``success``, ``failure``, ``model-error`` (the agent's failure, scored 0) or
-    ``env-error`` (the environment's, not scored)."""
-    kind = record.failure_kind
-    if kind == "env":
-        return "env-error"
-    if kind == "model":
-        return "model-error"
-    return "success" if record.metrics.get("success") else "failure"
-
-
-def record_value(record: EpisodeRecord, key: str) -> Any:
-    """``key`` from the episode's metrics, its record's extra fields, or its last turn's
-    info: where suites put what a report shows (the frontend's ``target_image``)."""
-    if key in record.metrics:
-        return record.metrics[key]
-    extra = record.model_extra or {}
-    if key in extra:
-        return extra[key]
-    if record.turns and key in record.turns[-1].info:
-        return record.turns[-1].info[key]
-    return None
-
-
 def episode_images(record: EpisodeRecord) -> list[tuple[str, str, int | None]]:
     """Every image an episode names, in order, as ``(path, caption, turn)``: each turn's
     ``info["images"]`` (turn counted from 1), then the ``target_image`` and ``final_image``
@@ -75,7 +51,7 @@ def episode_images(record: EpisodeRecord) -> list[tuple[str, str, int | None]]:
             if isinstance(path, str) and path:
                 images.append((path, Path(path).name, number))
     for key, caption in (("target_image", "target"), ("final_image", "final")):
-        value = record_value(record, key)
+        value = record.lookup(key)
         if isinstance(value, str) and value:
             images.append((value, caption, None))
     return images

@@ -109,7 +109,7 @@ def test_html_page_holds_every_episode_escaped_and_self_contained(tmp_path, mixe
     assert len(parsed.episodes) == 10
     statuses = {(e["data-run"], e["data-task"]): (e["data-status"], e["data-outcome"])
                 for e in parsed.episodes}
-    assert statuses[("0", "guess-test-001")] == ("error", "error")
+    assert statuses[("0", "guess-test-001")] == ("error", "env-error")
     assert statuses[("0", "guess-test-000")] == ("ok", "success")
     assert {o for (r, _), (_, o) in statuses.items() if r == "1"} <= {"success", "failure"}
     assert "always fails" in page  # the error text is on the page
@@ -218,9 +218,9 @@ def test_an_assets_folder_of_someone_elses_is_refused_by_name(tmp_path, mixed_ru
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
 def test_filters_work_in_a_browser(tmp_path, mixed_run):
     page = render_html([load_run(mixed_run)])
-    # Choose "error" in the outcome filter, as a person would, then read back the DOM.
+    # Choose "env error" in the outcome filter, as a person would, then read back the DOM.
     choose = ("<script>var f=document.getElementById('filters');"
-              "f.elements.outcome.value='error';f.dispatchEvent(new Event('change'));</script>")
+              "f.elements.outcome.value='env-error';f.dispatchEvent(new Event('change'));</script>")
     path = tmp_path / "page.html"
     path.write_text(page.replace("</body>", choose + "</body>"))
     dom = subprocess.run(
