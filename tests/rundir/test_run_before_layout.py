@@ -136,7 +136,19 @@ def test_collection_writes_what_it_wrote_before(tmp_path):
     old = {r.key: without_timings(r) for r in RunDir(before).latest_episodes()}
     new = {r.key: in_the_old_reason_form(without_timings(r))
            for r in RunDir(out).latest_episodes()}
-    assert new == old
+    assert new.keys() == old.keys()
+    for key, record in new.items():
+        if record["model"] in PLAYS_DIFFERENTLY_NOW:  # same record shape, other play
+            assert record.keys() == old[key].keys() and record["model"] == old[key]["model"]
+        else:
+            assert record == old[key], key
+    assert any(r["model"] not in PLAYS_DIFFERENTLY_NOW for r in new.values())
+
+
+#: Agents of the fixture whose play changed on purpose since it was written: the backend's
+#: no-ask baseline read the generator's hidden family then, and reads only the request now
+#: (issue 14); its records keep the format, not the transcript.
+PLAYS_DIFFERENTLY_NOW = frozenset({"scripted:no-ask"})
 
 
 def in_the_old_reason_form(data: dict) -> dict:
