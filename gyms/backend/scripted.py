@@ -34,6 +34,7 @@ from typing import Any
 
 from colbench.baselines import BlindAgent, ScriptedAgents, first_user_message, system_message
 from colbench.env import ScriptedAgent
+from colbench.gyms.backend import sweet_rl
 from colbench.gyms.backend.families import Family, Param, get_family
 from colbench.gyms.backend.generator import SIGNATURE_LEAD
 from colbench.tasks import Task
@@ -154,10 +155,16 @@ def _dialogue(messages: Sequence[Message]) -> tuple[list[str], list[str | None]]
 
 
 class OracleAgent(ScriptedAgent):
-    """Answers at turn 1 with the reference code (privileged)."""
+    """Answers at turn 1 with the reference code (privileged); under ``--protocol sweet-rl``
+    with its top-level imports moved into the function, which that harness's bare exec needs
+    (see :func:`sweet_rl.self_contained`)."""
 
     def act(self, messages: Sequence[Message]) -> str:
-        return ANSWER_PREFIX + self.env.unwrapped.privileged()["ground_truth"]
+        env = self.env.unwrapped
+        code = env.privileged()["ground_truth"]
+        if getattr(env, "protocol", None) == sweet_rl.PROTOCOL:
+            code = sweet_rl.self_contained(code)
+        return ANSWER_PREFIX + code
 
 
 class NoAskAgent(BlindAgent):

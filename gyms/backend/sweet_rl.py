@@ -47,6 +47,7 @@ colbench's (``--simulator``), cut at 400 characters as there.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 from typing import Any
 
@@ -143,6 +144,34 @@ def code_of(answer: str) -> str:
     if _FENCE in answer:
         answer = answer.split(_FENCE)[1].split(_FENCE)[0]
     return answer
+
+
+def self_contained(code: str) -> str:
+    """``code`` with its top-level imports repeated at the start of each top-level function,
+    so that a function sees them under the harness's bare exec (where a top-level ``import``
+    is invisible inside it). What an agent aware of the rule writes; the oracle plays this
+    form under the protocol. Code that does not parse is returned as it is."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return code
+    lines = code.splitlines()
+    imports = [ast.get_source_segment(code, node) for node in tree.body
+               if isinstance(node, (ast.Import, ast.ImportFrom))]
+    functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+    if not imports or not functions:
+        return code
+    import_lines = [line for text in imports if text for line in text.splitlines()]
+    for function in reversed(functions):  # bottom up, so earlier line numbers hold
+        body = function.body
+        docstring = (isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                     and isinstance(body[0].value.value, str) and len(body) > 1)
+        first = body[1] if docstring else body[0]
+        if first.lineno == function.lineno:  # a body on the def line: nowhere to put them
+            continue
+        indent = " " * first.col_offset
+        lines[first.lineno - 1:first.lineno - 1] = [indent + line for line in import_lines]
+    return "\n".join(lines) + ("\n" if code.endswith("\n") else "")
 
 
 def blocklist_hit(answer: str) -> str | None:

@@ -227,3 +227,41 @@ def test_replay_verifies_a_sweet_rl_run_with_its_rules():
     [why] = replay.run_problems(RunFacts(env=ENV, simulator="builtin",
                                          scorer=sweet_rl.SCORER))
     assert "belongs to the protocol 'sweet-rl'" in why
+
+
+# -- the oracle under the protocol -------------------------------------------------------------
+
+def test_self_contained_moves_top_level_imports_into_each_function():
+    code = ("import math\nfrom math import (floor,\n    ceil)\n\n"
+            "def f(x):\n    '''Doc.'''\n    return math.floor(x)\n\n"
+            "def g(): return 1\n")
+    moved = sweet_rl.self_contained(code)
+    namespace: dict = {}
+    exec(compile(moved, "<moved>", "exec"), {}, namespace)  # the harness's bare form
+    assert namespace["f"].__doc__ == "Doc."  # the docstring stays first
+    assert "    import math\n    from math import (floor,\n        ceil)\n" in moved
+    assert moved.endswith("def g(): return 1\n")  # no body line to hold them: left alone
+    assert sweet_rl.self_contained("def f(:\n") == "def f(:\n"  # unparsable: as it was
+    assert sweet_rl.self_contained(DOUBLE) == DOUBLE
+
+
+def test_the_oracle_solves_every_sampled_task_under_sweet_rl_imports_included():
+    """A fifth of the references import at the top, which the harness's bare exec hides from
+    the function: the oracle plays them with the imports inside, and solves all."""
+    from colbench.gyms.backend.scripted import OracleAgent
+
+    tasks = load_backend_tasks("test")
+    importing = [t for t in tasks if t.privileged["ground_truth"].startswith("import ")][:6]
+    plain = [t for t in tasks if t.privileged["ground_truth"].startswith("def ")][:2]
+    assert len(importing) == 6
+    env = BackendEnv(tasks=TaskSet("sample", importing + plain), protocol="sweet-rl")
+    for task in importing + plain:
+        observation, _ = env.reset(options={"task_id": task.id})
+        agent = OracleAgent(env)
+        message = agent.act([{"role": "user", "content": observation}])
+        *_, info = env.step(message)
+        assert info["metrics"]["success"] is True, (task.id, info["metrics"].get("reason"))
+    # The same answer as written, imports at the top, fails under the harness's rules.
+    env.reset(options={"task_id": importing[0].id})
+    *_, info = env.step(_answer(importing[0].privileged["ground_truth"]))
+    assert info["metrics"]["success"] is False
