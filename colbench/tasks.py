@@ -37,6 +37,13 @@ class Task(BaseModel):
                           ensure_ascii=False)
 
 
+#: Metadata keys under which suites name a group of tasks, most telling first: backend and
+#: web ``family``, BabyAI ``level``, SciWorld ``task_name`` and ``topic``, web ``kind`` and
+#: ``site``, frontend ``theme``, TextCraft ``depth``. Reports and ``colbench view`` break
+#: results down by them; keys such as ``seed`` or ``goal`` name one task, not a group.
+GROUP_KEYS = ("family", "level", "task_name", "topic", "kind", "theme", "depth", "site")
+
+
 def hash_tasks(tasks: Iterable[Task]) -> str:
     """``sha256:`` + the hash of the tasks' canonical JSON lines, in order."""
     digest = hashlib.sha256()

@@ -15,11 +15,10 @@ from html import escape
 from typing import Any
 
 from colbench.report._runs import RunData
+from colbench.tasks import GROUP_KEYS
 
-#: Metadata keys that name a group of tasks, in the order the report shows them: backend and
-#: web ``family``, BabyAI ``level``, SciWorld ``task_name`` and ``topic``, web ``kind``,
-#: frontend ``theme``, TextCraft ``depth``. Keys such as ``seed`` name one task, not a group.
-BREAKDOWN_KEYS = ("family", "level", "task_name", "topic", "kind", "theme", "depth")
+#: Metadata keys that name a group of tasks, in the order the report shows them.
+BREAKDOWN_KEYS = GROUP_KEYS
 
 #: Most groups a table lists (the rest are counted in a note).
 MAX_GROUPS = 200

@@ -23,6 +23,7 @@ from typing import Any
 
 from colbench.records import EpisodeRecord
 from colbench.rundir import RunDir
+from colbench.tasks import GROUP_KEYS
 from colbench.view._plots import bar_chart, histogram, line_chart
 from colbench.view._runs import (
     LoadedRun,
@@ -32,8 +33,7 @@ from colbench.view._runs import (
 )
 
 #: Metadata keys that name a group of tasks, most telling first; offered whenever present.
-KNOWN_GROUP_KEYS = ("family", "level", "task_name", "topic", "kind", "theme", "depth", "site",
-                    "goal")
+KNOWN_GROUP_KEYS = GROUP_KEYS
 #: Another scalar key is offered when its values form at most this many groups.
 MAX_GROUPS = 60
 #: Bins of the score histogram over [0, 1].
