@@ -14,13 +14,18 @@ Deterministic envs replay exactly; a suite whose env consults a model (a model-b
 simulated human) cannot reproduce those replies, so its replay feeds the recorded ones back
 through :class:`RecordedReplies` and says in :meth:`Replay.run_problems` that such a run
 cannot be verified. A suite with no replay at all is checked for consistency only.
+
+The replay also says what a board of the suite's runs ranks by, per protocol (its factory's
+``ranking``, read by :func:`ranking_for`): success rate then score unless it declares another
+headline metric, as a protocol that reproduces a paper does when the paper reports another.
 """
 
 from __future__ import annotations
 
 import abc
+import re
 import threading
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -28,9 +33,10 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from colbench.records import EpisodeRecord, Summary
 from colbench.tasks import Task, TaskSet
 
-__all__ = ["FAMILY_PREFIX", "MODEL_FAILURE_METRICS", "EnvReplay", "RecordedReplies", "Replay",
-           "ReplayFactory", "ReplayResult", "ReplayedStep", "Rollout", "RunFacts",
-           "find_replay", "helpers_outside_memory_limit", "same_value", "show_value"]
+__all__ = ["DEFAULT_RANKING", "FAMILY_PREFIX", "MODEL_FAILURE_METRICS", "EnvReplay",
+           "RecordedReplies", "Replay", "ReplayFactory", "ReplayResult", "ReplayedStep",
+           "Rollout", "RunFacts", "find_replay", "helpers_outside_memory_limit", "ranking_for",
+           "ranking_metrics", "same_value", "show_value"]
 
 
 @dataclass(frozen=True)
@@ -107,6 +113,55 @@ def find_replay(env_id: str) -> ReplayFactory | None:
     if family is not None and FAMILY_PREFIX + family in registry.replays:
         return registry.replays.get(FAMILY_PREFIX + family)
     return None
+
+
+#: How a board is ranked unless its suite declares otherwise: by success rate, then by mean
+#: score (summary.json's metric names; the higher the better, ties share a rank).
+DEFAULT_RANKING: tuple[str, ...] = ("success_rate", "score")
+#: What a metric named in a ranking may be made of: summary.json's keys (``success_rate``,
+#: ``score``, ``pass@2``...); nothing that would need quoting where a server looks it up.
+_METRIC_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_@^.:-]*")
+
+
+def ranking_for(factory: ReplayFactory | None, protocol: str) -> tuple[str, ...]:
+    """The metrics that rank a board of runs played under ``protocol``, as the suite's replay
+    factory declares them, best first; :data:`DEFAULT_RANKING` when it declares none.
+
+    A suite declares its ranking with an attribute ``ranking`` on its factory (a class
+    attribute of its :class:`Replay` class), a mapping from protocol name to summary.json
+    metric names, so that the server reads it without making the replay, and the
+    leaderboard learns it without importing the suite. A protocol whose headline figure is
+    not colbench's success (ColBench Frontend under ``sweet-rl`` reports mean similarity)
+    says so there. Raises TypeError or ValueError naming the factory and what is wrong with
+    its declaration."""
+    declared = getattr(factory, "ranking", None) if factory is not None else None
+    if declared is None:
+        return DEFAULT_RANKING
+    owner = getattr(factory, "__qualname__", None) or repr(factory)
+    if not isinstance(declared, Mapping):
+        raise TypeError(f"{owner}.ranking must map protocol names to metric names, got "
+                        f"{type(declared).__name__}")
+    metrics = declared.get(protocol)
+    if metrics is None:
+        return DEFAULT_RANKING
+    return ranking_metrics(metrics, f"{owner}.ranking[{protocol!r}]")
+
+
+def ranking_metrics(metrics: Any, where: str = "a ranking") -> tuple[str, ...]:
+    """``metrics`` as a ranking: a non-empty sequence of distinct summary.json metric names,
+    best first. Raises TypeError or ValueError saying what is wrong, in ``where``."""
+    if isinstance(metrics, str) or not isinstance(metrics, Sequence) or not metrics:
+        raise TypeError(f"{where} must be a non-empty list of metric names (e.g. "
+                        f"('score', 'success_rate')), got {metrics!r}")
+    names = tuple(metrics)
+    bad = [name for name in names
+           if not isinstance(name, str) or not _METRIC_NAME.fullmatch(name)]
+    if bad:
+        raise ValueError(f"{where} names {bad!r}, which are not summary.json metric names "
+                         "(letters, digits, _ @ ^ . : -)")
+    if len(set(names)) != len(names):
+        raise ValueError(f"{where} names a metric twice: {names!r}")
+    return names
 
 
 _limit_lock = threading.Lock()

@@ -37,11 +37,12 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from colbench.answer import ANSWER_MARKER, is_final_answer
 from colbench.gyms.frontend.env import FrontendEnv
 from colbench.gyms.frontend.protocol import extract_html
+from colbench.gyms.frontend.sweet_rl import PROTOCOL as SWEET_RL
 from colbench.records import EpisodeRecord
 from colbench.replay import (
     MODEL_FAILURE_METRICS,
@@ -76,11 +77,17 @@ def final_message(page: str | None) -> str:
 class FrontendReplay:
     """Re-renders and re-scores ``colbench/Frontend-v0`` episodes; see the module docstring.
 
+    ``ranking``: a ``sweet-rl`` board ranks by mean similarity (``score``), the figure the
+    paper reports, then by success; ``success`` is colbench's own 0.9 threshold, which the
+    paper does not use. colbench's own protocol keeps the default (success, then score).
+
     ``clip_models``: CLIP weights the server holds (folders or hub ids loaded offline);
     ``renderer``, ``image_dir``, ``render_timeout``: as for :class:`FrontendEnv` (default:
     the process's warm renderer pool, the render cache); ``score_tolerance``: how far a
     recorded score may be from the server's; ``workers``: episodes checked at once.
     """
+
+    ranking: ClassVar[dict[str, tuple[str, ...]]] = {SWEET_RL: ("score", "success_rate")}
 
     def __init__(self, sandbox: object = None, *, clip_models: Sequence[str] | None = None,
                  renderer: Any = None, image_dir: str | Path | None = None,
