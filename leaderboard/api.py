@@ -244,7 +244,8 @@ def get_submission(submission_id: str) -> Any:
 def list_boards() -> Any:
     return jsonify({"boards": [{"env": b.env, "split": b.split, "protocol": b.protocol,
                                 "entries": b.entries, "verified": b.verified,
-                                "challenge": challenge_name(b.split)}
+                                "challenge": challenge_name(b.split),
+                                "ranked_by": list(queries.ranking(b.env, b.protocol))}
                                for b in queries.boards(state().db)]})
 
 
@@ -283,6 +284,7 @@ def get_leaderboard() -> Any:
         "organization": row["organization"],
         "success_rate": _metric(row["success_mean"], row["success_lo"], row["success_hi"]),
         "score": _metric(row["score_mean"], row["score_lo"], row["score_hi"]),
+        "ranked_values": row["ranked_values"],
         "verified": row["verified"], "status": row["status"], "checks": row["checks"],
         "created_at": queries.iso(row["created_at"]),
         "colbench_version": row["colbench_version"], "simulator": row["simulator"],
@@ -290,7 +292,8 @@ def get_leaderboard() -> Any:
         "page": url_for("pages.submission_page", submission_id=row["id"], _external=True),
     } for row in result.rows]
     return jsonify({"env": env, "split": split, "protocol": protocol,
-                    "statuses": list(statuses), "total": result.total, "page": result.page,
+                    "ranked_by": list(result.ranking), "statuses": list(statuses),
+                    "total": result.total, "page": result.page,
                     "pages": result.pages, "entries": entries})
 
 

@@ -66,7 +66,11 @@ def board_page(env: str) -> Any:
         return board_url(sort=result.sort, dir=result.direction, page=number)
 
     hidden = {status: n for status, n in counts.items() if n and status not in statuses}
+    # The column of the metric the board ranks by first, emphasised (None: that metric has
+    # no column of its own and is shown after the score, emphasised there).
+    ranking_column = queries.METRIC_COLUMNS.get(result.ranking[0])
     return render_template("board.html", board=result, columns=COLUMNS, sort_url=sort_url,
+                           ranking_column=ranking_column,
                            page_url=page_url, splits=splits, counts=counts, hidden=hidden,
                            meanings=queries.STATUS_MEANINGS,
                            show_all_url=board_url(queries.LISTED),

@@ -4,13 +4,15 @@ submission with its verification."""
 from __future__ import annotations
 
 import json
+import logging
 import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import case, func, select
+from sqlalchemy import JSON, case, cast, func, select, type_coerce
+from sqlalchemy.dialects.postgresql import JSONB
 
 from colbench.leaderboard._db import (
     LISTED,
@@ -21,9 +23,13 @@ from colbench.leaderboard._db import (
     Submission,
 )
 from colbench.leaderboard._versions import parse_version
+from colbench.replay import DEFAULT_RANKING, find_replay, ranking_for, ranking_metrics
 
-#: Sortable board columns -> what they sort by. "rank" is the server's ranking: success rate,
-#: then score, both recomputed.
+log = logging.getLogger(__name__)
+
+#: Sortable board columns -> what they sort by. "rank" is the server's ranking: by the
+#: recomputed metrics the board's suite declares for its protocol (see :func:`ranking`),
+#: success rate then score unless it declares others.
 SORT_COLUMNS = ("rank", "model", "organization", "success", "score", "verified", "date",
                 "version")
 #: The protocol a board shows unless asked for another (see :class:`BoardSummary`).
@@ -32,6 +38,12 @@ DEFAULT_PROTOCOL = "colbench"
 DEFAULT_DIRECTION = {"rank": "asc", "model": "asc", "organization": "asc", "success": "desc",
                      "score": "desc", "verified": "desc", "date": "desc", "version": "desc"}
 
+
+#: The summary metrics that have a column of their own on the boards (the column's sort key).
+METRIC_COLUMNS = {"success_rate": "success", "score": "score"}
+#: How a ranking metric is named on the pages ("Ranked by mean score, then success rate");
+#: any other metric is named by its summary.json key.
+METRIC_LABELS = {"success_rate": "success rate", "score": "mean score"}
 
 #: What each listed status means, for the pages and the API's documentation. Rejected and
 #: pending submissions are never on a board (their own pages say why).
@@ -89,6 +101,19 @@ class BoardPage:
     verified_only: bool
     #: The statuses shown (see :func:`parse_statuses`).
     statuses: tuple[str, ...] = LISTED
+    #: The summary metrics the rows are ranked by, best first (see :func:`ranking`).
+    ranking: tuple[str, ...] = DEFAULT_RANKING
+
+    @property
+    def extra_metrics(self) -> tuple[str, ...]:
+        """Ranking metrics without a column of their own: the page shows each in one more
+        column (each row's value is in ``row["ranked_values"]``)."""
+        return tuple(metric for metric in self.ranking if metric not in METRIC_COLUMNS)
+
+    @property
+    def ranking_label(self) -> str:
+        """The ranking in words, for the page's caption."""
+        return ", then ".join(METRIC_LABELS.get(metric, metric) for metric in self.ranking)
 
 
 def boards(db: Database) -> list[BoardSummary]:
@@ -126,10 +151,39 @@ def status_counts(db: Database, env: str, split: str, protocol: str = DEFAULT_PR
     return counts
 
 
-def _rank_order() -> tuple[Any, ...]:
-    # NULL figures (a run with no scored episode) rank last on both databases.
-    return (func.coalesce(Submission.success_mean, -1.0).desc(),
-            func.coalesce(Submission.score_mean, -1.0).desc())
+def ranking(env: str, protocol: str = DEFAULT_PROTOCOL) -> tuple[str, ...]:
+    """The metrics a board of ``env`` runs under ``protocol`` ranks by, best first: what the
+    suite's replay declares (:func:`colbench.replay.ranking_for`), read through the
+    ``replays`` registry so that the leaderboard imports no suite. A suite with no replay, or
+    one whose replay cannot be loaded (its entries are unverified anyway, and the board must
+    still be shown), ranks by :data:`~colbench.replay.DEFAULT_RANKING`."""
+    try:
+        factory = find_replay(env)
+    except Exception as exc:  # a broken plugin: its board is still shown
+        log.warning("the replay of %s could not be loaded (%s: %s); its boards rank by %s",
+                    env, type(exc).__name__, exc, ", ".join(DEFAULT_RANKING))
+        return DEFAULT_RANKING
+    return ranking_for(factory, protocol)
+
+
+def _metric_value(metric: str, dialect: str) -> Any:
+    """The SQL expression of a submission's recomputed mean of ``metric``: its own column
+    for success rate and score, else the mean stored in the recomputed metrics' JSON (NULL
+    where the run has no such metric)."""
+    column = {"success_rate": Submission.success_mean, "score": Submission.score_mean}
+    if metric in column:
+        return column[metric]
+    if dialect == "postgresql":  # the column is text: read it as JSON there
+        document = cast(Submission.metrics_json, JSONB)
+    else:  # SQLite's JSON functions read text as it is
+        document = type_coerce(Submission.metrics_json, JSON)
+    return document[metric]["mean"].as_float()
+
+
+def _rank_order(metrics: Sequence[str], dialect: str) -> tuple[Any, ...]:
+    # NULL figures (a run with no scored episode, or without the metric) rank last on both
+    # databases.
+    return tuple(_metric_value(metric, dialect).desc().nulls_last() for metric in metrics)
 
 
 _BOARD_COLUMNS = (Submission.id, Submission.model_name, Submission.organization,
@@ -151,17 +205,19 @@ class _BoardCache:
 
     def __init__(self, size: int = 32) -> None:
         self.size = size
-        self._boards: dict[tuple[str, str, str, str, tuple[str, ...]],
+        self._boards: dict[tuple[str, str, str, str, tuple[str, ...], tuple[str, ...]],
                            tuple[Any, list[dict[str, Any]]]] = {}
         self._lock = threading.Lock()
 
     def rows(self, db: Database, env: str, split: str, statuses: tuple[str, ...],
-             protocol: str = DEFAULT_PROTOCOL) -> list[dict[str, Any]]:
-        """The ranked rows of the entries with one of ``statuses``: ranks count only the
-        entries shown, so the best verified entry is first on a verified-only board."""
+             protocol: str = DEFAULT_PROTOCOL,
+             metrics: tuple[str, ...] = DEFAULT_RANKING) -> list[dict[str, Any]]:
+        """The rows of the entries with one of ``statuses``, ranked by ``metrics``: ranks
+        count only the entries shown, so the best verified entry is first on a verified-only
+        board. Each row's ``ranked_values`` holds its mean of each ranking metric."""
         where = (Submission.env == env, Submission.split == split,
                  Submission.protocol == protocol, Submission.status.in_(statuses))
-        key = (db.url, env, split, protocol, statuses)
+        key = (db.url, env, split, protocol, statuses, metrics)
         with db.read() as session:
             version = tuple(session.execute(
                 select(func.count(), func.max(Submission.verified_at)).where(*where)).one())
@@ -169,13 +225,17 @@ class _BoardCache:
                 cached = self._boards.get(key)
             if cached is not None and cached[0] == version:
                 return cached[1]
-            rank = func.rank().over(order_by=_rank_order()).label("rank")
-            result = session.execute(select(*_BOARD_COLUMNS, rank).where(*where)
+            rank = func.rank().over(order_by=_rank_order(metrics, db.dialect)).label("rank")
+            values = [_metric_value(metric, db.dialect).label(f"ranked_{index}")
+                      for index, metric in enumerate(metrics)]
+            result = session.execute(select(*_BOARD_COLUMNS, *values, rank).where(*where)
                                      .order_by(rank, Submission.created_at, Submission.id))
             rows = [dict(row) for row in result.mappings()]
         for row in rows:
             row["verified"] = row["status"] == VERIFIED
             row["checks"] = _loads(row.pop("checks_json"), [])
+            row["ranked_values"] = {metric: row.pop(f"ranked_{index}")
+                                    for index, metric in enumerate(metrics)}
         with self._lock:
             if len(self._boards) >= self.size and key not in self._boards:
                 self._boards.pop(next(iter(self._boards)))
@@ -206,19 +266,23 @@ _SORT_KEYS: dict[str, Callable[[dict[str, Any]], Any]] = {
 def board(db: Database, env: str, split: str = "test", *, sort: str = "rank",
           direction: str | None = None, page: int = 1, page_size: int = 100,
           verified_only: bool = False, protocol: str = DEFAULT_PROTOCOL,
-          statuses: tuple[str, ...] | None = None) -> BoardPage:
-    """One page of a board, ranked by recomputed success rate then score (ties share a
-    rank); ``sort`` orders the rows by another column while every row keeps its rank. Only
-    runs of ``protocol`` are on it: results of different protocols are never ranked
-    together. ``statuses``: the entries shown (default: every listed one, or only verified
-    ones with ``verified_only``)."""
+          statuses: tuple[str, ...] | None = None,
+          metrics: Sequence[str] | None = None) -> BoardPage:
+    """One page of a board, ranked by the recomputed metrics its suite declares for
+    ``protocol`` (:func:`ranking`; ``metrics`` overrides it), success rate then score by
+    default (ties share a rank); ``sort`` orders the rows by another column while every row
+    keeps its rank. Only runs of ``protocol`` are on it: results of different protocols are
+    never ranked together. ``statuses``: the entries shown (default: every listed one, or
+    only verified ones with ``verified_only``)."""
     if statuses is None:
         statuses = (VERIFIED,) if verified_only else LISTED
+    ranked_by = (ranking(env, protocol) if metrics is None
+                 else ranking_metrics(metrics, "the board's ranking metrics"))
     if sort not in SORT_COLUMNS:
         sort = "rank"
     if direction not in ("asc", "desc"):
         direction = DEFAULT_DIRECTION[sort]
-    rows = _cache.rows(db, env, split, statuses, protocol)
+    rows = _cache.rows(db, env, split, statuses, protocol, ranked_by)
     if sort != "rank" or direction != "asc":
         # Two stable sorts: by rank first, so rows equal in the chosen column keep it.
         rows = sorted(rows, key=_SORT_KEYS[sort], reverse=direction == "desc")
@@ -228,7 +292,8 @@ def board(db: Database, env: str, split: str = "test", *, sort: str = "rank",
     start = (page - 1) * page_size
     return BoardPage(env=env, split=split, rows=rows[start:start + page_size], total=total,
                      page=page, pages=pages, sort=sort, direction=direction,
-                     verified_only=statuses == (VERIFIED,), statuses=statuses)
+                     verified_only=statuses == (VERIFIED,), statuses=statuses,
+                     ranking=ranked_by)
 
 
 def _loads(text: str | None, default: Any) -> Any:
