@@ -8,7 +8,11 @@ whose message says, in words, why the first failed call failed.
 
 from __future__ import annotations
 
+import gc
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from colbench.sandbox import _wire
@@ -35,9 +39,45 @@ def value_bounds(limits: SandboxLimits) -> _wire.ValueBounds:
     return _wire.value_bounds(limits.value_digits, limits.value_items, limits.result_bytes)
 
 
+_GC_LOCK = threading.Lock()
+_gc_pauses = 0
+_gc_was_enabled = False
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic collector off while the evaluator decodes a payload.
+
+    A payload holds up to a hundred thousand containers; making them triggers collections of
+    the oldest generation, each of which walks the evaluator's whole heap (0.1 s with torch
+    and transformers loaded, about 1 s late in a long process), so the cost of a decode grew
+    with the process, not the payload. Decoded values hold no cycles, so nothing is left for
+    the collector to find. Counted across threads: the collector is back on once the last
+    decode ends, and only if it was on before the first began."""
+    global _gc_pauses, _gc_was_enabled
+    with _GC_LOCK:
+        if _gc_pauses == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_was_enabled:
+                gc.enable()
+
+
 def _decode_call(body: bytes, bounds: _wire.ValueBounds | None = None) -> CallResult:
     """A child's call payload: untrusted JSON. Any malformation fails only that call, and so
-    does a value past ``bounds``, in time linear in the payload."""
+    does a value past ``bounds``, in time linear in the payload (and not in the size of the
+    evaluator's heap: see :func:`_collector_paused`)."""
+    with _collector_paused():
+        return _decode_unpaused(body, bounds)
+
+
+def _decode_unpaused(body: bytes, bounds: _wire.ValueBounds | None) -> CallResult:
     try:
         data = _JSON.decode(body.decode("utf-8"))
         if isinstance(data, dict) and set(data) == {"v"}:

@@ -146,6 +146,44 @@ def test_hostile_payloads_fail_the_call_in_bounded_time(name: str,
     assert seconds < bound_seconds, f"{name}: {seconds:.2f} s"
 
 
+def test_no_collection_walks_the_evaluators_heap_during_a_decode() -> None:
+    """A payload's 150,000 containers would trigger collections of the oldest generation,
+    each walking the whole heap (0.1 s with torch loaded, a second late in a long test run):
+    the decode's cost grew with the process. None runs now, and the collector's state is
+    restored after, also when decodes overlap in threads."""
+    import gc
+    import threading
+
+    body = json.dumps({"v": {"$d": [[i, i] for i in range(150_000)]}}).encode()
+    collections: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(count)
+    try:
+        assert gc.isenabled()
+        result = _decode_call(body, DEFAULTS)
+        assert collections == [] and not result.ok
+        assert gc.isenabled()
+        threads = [threading.Thread(target=_decode_call, args=(body, DEFAULTS))
+                   for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert gc.isenabled() and collections == []
+        gc.disable()
+        try:
+            _decode_call(body, DEFAULTS)
+            assert not gc.isenabled()  # off before: left off
+        finally:
+            gc.enable()
+    finally:
+        gc.callbacks.remove(count)
+
+
 def test_a_long_plain_json_int_is_refused_before_conversion(bound_seconds: float) -> None:
     """Even where the process lifted Python's int/str digit limit, whose conversion is
     quadratic (seconds for a million digits)."""
