@@ -43,13 +43,20 @@ def code_fingerprint(files: Iterable[Path]) -> str:
     return digest.hexdigest()[:16]
 
 
-def write_private(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically, readable by the owner only. The temporary file
-    is unique, so two processes filling the cache at once do not collide."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+def write_private(path: Path, data: str | bytes) -> None:
+    """Write ``data`` (text as UTF-8) to ``path`` atomically, readable by the owner only.
+
+    The temporary file is unique, so two processes filling a cache at once do not collide;
+    the folder is made again when missing (another process may have removed it as empty).
+    """
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
         os.chmod(tmp, 0o600)
         os.replace(tmp, path)
     except BaseException:

@@ -263,7 +263,7 @@ class FrontendEnv(TextEnv):
         if not path.is_file():
             import io
 
-            from colbench.gyms.frontend.render.store import write_private
+            from colbench.taskcache import write_private
 
             buffer = io.BytesIO()
             image.save(buffer, format="PNG")

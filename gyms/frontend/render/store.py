@@ -43,7 +43,6 @@ import json
 import math
 import os
 import re
-import tempfile
 import threading
 import time
 import weakref
@@ -53,6 +52,7 @@ from pathlib import Path
 
 from colbench.errors import ConfigError
 from colbench.gyms.frontend.render.renderer import Renderer, RenderResult
+from colbench.taskcache import write_private
 
 #: The environment variable that sets the cap when ``max_bytes`` is not given.
 SIZE_ENV = "COLBENCH_RENDER_CACHE_SIZE"
@@ -106,26 +106,6 @@ def cache_cap(max_bytes: int | str | None = None) -> int:
         return parse_size(max_bytes, "max_bytes")
     raw = os.environ.get(SIZE_ENV, "").strip()
     return parse_size(raw, SIZE_ENV) if raw else DEFAULT_MAX_BYTES
-
-
-def write_private(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically, readable by the owner only.
-
-    The folder is made again when missing: another process may have removed it as empty.
-    """
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @dataclass
