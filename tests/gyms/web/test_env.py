@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import socket
-import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -16,10 +15,10 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("flask", reason="the web gym needs colbench[web]")
-pytest.importorskip("playwright", reason="the web gym needs colbench[web]")
+from .helpers import dump, require_browser
 
-from colbench.chromium import find_chromium  # noqa: E402
+require_browser()
+
 from colbench.errors import EnvironmentFailure  # noqa: E402
 from colbench.gyms.web.checkers import goal_reached  # noqa: E402
 from colbench.gyms.web.env import WebEnv  # noqa: E402
@@ -29,11 +28,6 @@ from colbench.gyms.web.tasks import load_web_tasks  # noqa: E402
 from colbench.models.base import BaseChatModel, Completion  # noqa: E402
 from colbench.runner.evaluate import EvalConfig, evaluate  # noqa: E402
 from colbench.tasks import TaskSet  # noqa: E402
-
-try:
-    find_chromium()
-except EnvironmentFailure as exc:  # pragma: no cover - depends on the machine
-    pytest.skip(f"no Chromium: {exc}", allow_module_level=True)
 
 WEB_IDS = ["colbench/Web-v0", "colbench/WebShop-v0", "colbench/WebForum-v0",
            "colbench/WebAdmin-v0"]
@@ -59,16 +53,6 @@ def element(observation: str, role: str, name: str) -> str:
         if node.role == role and node.name == name and node.bid is not None:
             return node.bid
     raise AssertionError(f"no {role} {name!r} in:\n{observation}")
-
-
-def dump(db: Path) -> list[Any]:
-    conn = sqlite3.connect(db)
-    try:
-        tables = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
-        return [(t, conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall()) for t in tables]
-    finally:
-        conn.close()
 
 
 @pytest.fixture(scope="module")

@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 from replay_helpers import forgeries, made_envs, play
 
-pytest.importorskip("flask", reason="the web gym needs colbench[web]")
-pytest.importorskip("playwright", reason="the web gym needs colbench[web]")
+from .helpers import require_browser
 
-from colbench.chromium import find_chromium  # noqa: E402
-from colbench.errors import EnvironmentFailure  # noqa: E402
+require_browser()
+
 from colbench.gyms.web.env import WebEnv  # noqa: E402
 from colbench.gyms.web.replay import WebReplay  # noqa: E402
 from colbench.gyms.web.tasks import load_web_tasks  # noqa: E402
@@ -21,11 +20,6 @@ from colbench.records import EpisodeRecord  # noqa: E402
 from colbench.replay import RunFacts, find_replay  # noqa: E402
 from colbench.runner import EvalConfig, evaluate  # noqa: E402
 from colbench.tasks import TaskSet  # noqa: E402
-
-try:
-    find_chromium()
-except EnvironmentFailure as exc:  # pragma: no cover - depends on the machine
-    pytest.skip(f"no Chromium: {exc}", allow_module_level=True)
 
 ENV = "colbench/WebShop-v0"
 RUN = RunFacts(env=ENV, split="test", scorer="web-checkers")

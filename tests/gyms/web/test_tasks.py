@@ -32,6 +32,8 @@ from colbench.gyms.web.sites.common import session_cookie_value  # noqa: E402
 from colbench.gyms.web.taskgen import main as taskgen_main  # noqa: E402
 from colbench.gyms.web.tasks import KINDS, load_web_tasks  # noqa: E402
 
+from .helpers import dump  # noqa: E402
+
 
 @pytest.fixture(scope="module")
 def splits():
@@ -173,16 +175,6 @@ def test_site_pages_render_for_the_signed_in_user(site: str, tmp_path: Path) -> 
     assert client.get("/no/such/page").status_code == 404
 
 
-def _dump(db: Path) -> list:
-    conn = sqlite3.connect(db)
-    try:
-        tables = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
-        return [(t, conn.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall()) for t in tables]
-    finally:
-        conn.close()
-
-
 def test_site_process_serves_changes_and_restore_is_exact(tmp_path: Path) -> None:
     proc = SiteProcess("forum", tmp_path)
     proc.start()
@@ -193,9 +185,9 @@ def test_site_process_serves_changes_and_restore_is_exact(tmp_path: Path) -> Non
                                          headers={"Cookie": f"session={cookie}"})
         with urllib.request.urlopen(request) as response:
             assert "A reply from the test" in response.read().decode()
-        assert _dump(proc.db_path) != _dump(pristine_db("forum"))
+        assert dump(proc.db_path) != dump(pristine_db("forum"))
         proc.restore()
-        assert _dump(proc.db_path) == _dump(pristine_db("forum"))
+        assert dump(proc.db_path) == dump(pristine_db("forum"))
         with urllib.request.urlopen(proc.origin + "/t/3") as response:
             assert "A reply from the test" not in response.read().decode()
     finally:
