@@ -1,0 +1,55 @@
+"""The DeepSearch suite's replay: how a server re-checks a recorded DeepSearch episode.
+
+DeepSearch is deterministic given the task: the task names the seed of its world, from
+which the server regenerates the same world, the same articles and the same BM25 index
+(results are ordered by score, then document id, so ties cannot reorder them between
+machines). A fresh :class:`~colbench.gyms.search.env.DeepSearchEnv` is stepped with the
+recorded messages (see :class:`colbench.replay.EnvReplay`) and everything is compared: the
+question, each search's results and each article, the reward, how and where the episode
+ended, and the terminal metrics (the answer's exact match and F1, searches, articles
+opened, evidence recall...). A record edited to success, one with an edited observation, or
+one written without searching disagrees with the env somewhere.
+
+Runs made with another ``top_k`` than the default (5) show other result lists, so they do
+not replay clean. Cost: the world and its index are made once per process (well under a
+second each); a replay is about a millisecond per search.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from colbench.gyms.search.env import DeepSearchEnv
+from colbench.records import EpisodeRecord
+from colbench.replay import EnvReplay, RunFacts
+from colbench.tasks import Task, TaskSet
+
+
+class DeepSearchReplay(EnvReplay):
+    """Replays ``colbench/DeepSearch-v0`` episodes; see the module docstring. Takes no
+    options (``sandbox=``, handed to every replay by a server, is ignored: no code runs)."""
+
+    checked_metrics: ClassVar[tuple[str, ...]] = (
+        "score", "success", "exact_match", "f1", "answered", "searches", "opened",
+        "evidence_recall", "turns", "invalid_actions", "hops", "kind")
+
+    FIRST_OBSERVATION = "{where}: the first observation is not the task's question"
+    OBSERVATION = ("{where}: turn {turn}: the recorded result of the action is not what the "
+                   "search engine or the corpus returns")
+    LAST_OBSERVATION = ("{where}: turn {turn}: the recorded result of the last action is not "
+                        "the env's")
+    ENDED_EARLY = "{where}: the answer is given at turn {turn} but the transcript goes on"
+    NOT_ENDED = ("{where}: the transcript stops after turn {turn} without an answer and "
+                 "within the turn budget")
+
+    def __init__(self, sandbox: object = None) -> None:
+        del sandbox  # no untrusted code runs in a DeepSearch replay
+
+    def make_env(self, task: Task, record: EpisodeRecord, run: RunFacts) -> DeepSearchEnv:
+        return DeepSearchEnv(tasks=TaskSet(f"replay-{task.id}", [task]), protocol=run.protocol)
+
+    def failed_metrics(self, task: Task, record: EpisodeRecord) -> dict[str, object]:
+        return {"score": 0.0, "success": False, "exact_match": 0.0, "f1": 0.0,
+                "answered": False, "searches": 0, "opened": 0, "evidence_recall": 0.0,
+                "turns": len(record.turns), "invalid_actions": 0,
+                "hops": task.metadata.get("hops"), "kind": task.metadata.get("kind")}
