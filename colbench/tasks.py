@@ -39,9 +39,10 @@ class Task(BaseModel):
 
 #: Metadata keys under which suites name a group of tasks, most telling first: backend and
 #: web ``family``, BabyAI ``level``, SciWorld ``task_name`` and ``topic``, web ``kind`` and
-#: ``site``, frontend ``theme``, TextCraft ``depth``. Reports and ``colbench view`` break
-#: results down by them; keys such as ``seed`` or ``goal`` name one task, not a group.
-GROUP_KEYS = ("family", "level", "task_name", "topic", "kind", "theme", "depth", "site")
+#: ``site``, frontend ``theme``, TextCraft ``depth``, DeepSearch ``hops`` (and ``kind``).
+#: Reports and ``colbench view`` break results down by them; keys such as ``seed`` or
+#: ``goal`` name one task, not a group.
+GROUP_KEYS = ("family", "level", "task_name", "topic", "kind", "theme", "depth", "hops", "site")
 
 
 def hash_tasks(tasks: Iterable[Task]) -> str:
