@@ -164,6 +164,12 @@ class Registry(Generic[T]):
         if entry is not None:
             return entry
         if ":" in name:
+            prefix = name.partition(":")[0]
+            if prefix in self:
+                # A registered name with an argument it does not take, never a module to
+                # import: specs read from files may name NAME:ARG (colbench.data_specs).
+                raise ConfigError(f"{self._singular()} {prefix!r} takes no argument here "
+                                  f"({name!r} is neither a registered name nor a module path)")
             return Entry(name, import_object(name), f"path {name}")
         raise ConfigError(self._miss_message(name))
 
@@ -203,12 +209,15 @@ class Registry(Generic[T]):
             if entry is not None:
                 yield entry
 
+    def _singular(self) -> str:
+        return self.kind[:-1] if self.kind.endswith("s") else self.kind
+
     def _miss_message(self, name: str) -> str:
         known = self.names()
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         listing = ", ".join(known) if known else "none"
-        return f"unknown {self.kind[:-1] if self.kind.endswith('s') else self.kind} {name!r}{hint} (known: {listing})"
+        return f"unknown {self._singular()} {name!r}{hint} (known: {listing})"
 
 
 # The registries. Built-in modules (the core's own) are imported on first lookup; colbench's

@@ -36,7 +36,7 @@ from colbench.tasks import Task, TaskSet
 __all__ = ["DEFAULT_RANKING", "FAMILY_PREFIX", "MODEL_FAILURE_METRICS", "EnvReplay",
            "RecordedReplies", "Replay", "ReplayFactory", "ReplayResult", "ReplayedStep",
            "Rollout", "RunFacts", "find_replay", "helpers_outside_memory_limit", "ranking_for",
-           "ranking_metrics", "same_value", "show_value"]
+           "ranking_metrics", "run_problems", "same_value", "show_value"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,28 @@ class RunFacts:
         return cls(env=summary.env, split=summary.split, simulator=summary.simulator,
                    scorer=summary.scorer, scorer_weights_hash=summary.scorer_weights_hash,
                    protocol=summary.protocol)
+
+    def code_named(self) -> str | None:
+        """The one line that says which of the run's simulator and scorer name code (a
+        ``python:`` model, a ``module:Class``), or None. A replay never loads what a run
+        names: it compares the names with its own components' (:mod:`colbench.data_specs`)."""
+        from colbench.data_specs import Refused, refused_line, spec_refusal
+
+        refused = [Refused(kind, spec, reason) for kind, spec in
+                   (("simulator", self.simulator), ("scorer", self.scorer))
+                   if (reason := spec_refusal(spec, kind)) is not None]
+        if not refused:
+            return None
+        return refused_line("summary.json", refused, "the server replays with its own "
+                            "components only, so the run cannot be verified")
+
+
+def run_problems(replay: Replay, run: RunFacts) -> list[str]:
+    """Why no episode of ``run`` can be fully re-checked by ``replay``: first the line saying
+    which of the run's specs name code (:meth:`RunFacts.code_named`), then the replay's own
+    reasons (:meth:`Replay.run_problems`)."""
+    named = run.code_named()
+    return ([named] if named else []) + list(replay.run_problems(run))
 
 
 @dataclass

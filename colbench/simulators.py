@@ -153,6 +153,11 @@ def make_simulator(spec: Any, *, suite: str) -> Any:
         for name in (f"{suite}/{kind}", kind):
             if kind != MODEL and name in registry.simulators:
                 return _build(name, text, argument)
+    if sep and any(name == kind or name.endswith(f"/{kind}")
+                   for name in registry.simulators.names()):
+        # Another suite's simulator with an argument: never a module to import, since a spec
+        # read from a file may name it (colbench.data_specs).
+        raise ConfigError(f"simulator {text!r}: {kind!r} is no simulator of the {suite} suite")
     if sep:
         try:
             factory = registry.import_object(text)

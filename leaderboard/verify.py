@@ -45,7 +45,7 @@ from colbench.leaderboard._versions import parse_version
 from colbench.leaderboard.suites import SuiteCatalog
 from colbench.leaderboard.upload import ParsedRun
 from colbench.records import EpisodeRecord, MetricSummary
-from colbench.replay import ReplayResult, RunFacts
+from colbench.replay import ReplayResult, RunFacts, run_problems
 from colbench.rundir import aggregate_episodes, count_episodes
 
 #: Examples listed per kind of problem before "and N more".
@@ -187,7 +187,7 @@ def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSetti
     if suite.replay is not None:
         replay = suite.replay
         facts = RunFacts.from_summary(summary)
-        problems += replay.run_problems(facts)
+        problems += run_problems(replay, facts)  # what the run names that is code, first
         workers = threads or int(getattr(replay, "workers", 0) or 0) or 2
 
         def check(record: EpisodeRecord) -> ReplayResult:

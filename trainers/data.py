@@ -26,6 +26,7 @@ learn from what only the simulator knows. A critic adds it to its own prompt
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,8 @@ from colbench.rundir import EPISODES_FILE, TASKS_FILE, RunDir, latest_per_key, r
 from colbench.tasks import Task
 
 Message = dict[str, str]
+
+logger = logging.getLogger(__name__)
 
 
 def episode_score(record: EpisodeRecord) -> float:
@@ -242,28 +245,31 @@ def load_trajectories(paths: str | Path | Sequence[str | Path], *,
 
 def load_missing_tasks(data: TrajectoryData) -> None:
     """Fill ``data.tasks`` from the env itself, for run directories that ``colbench evaluate``
-    wrote (they have no ``tasks.jsonl``). The env options come from each ``run.json``."""
+    wrote (they have no ``tasks.jsonl``). The env options come from each ``run.json``, less
+    any that names code (:func:`colbench.data_specs.recorded_tasks`; a warning names them)."""
     missing = {e.task_id for e in data.episodes} - set(data.tasks)
     if not missing:
         return
-    from colbench.envs import make
+    from colbench.data_specs import recorded_tasks
 
     for directory in data.sources:
         run_dir = RunDir(directory)
         if not run_dir.holds_run():
             continue
         identity = run_dir.stored_identity()
+        # The data is data: an env option naming code is left out, and said so in one line.
         try:
-            env = make(identity.get("env", data.env), **dict(identity.get("env_kwargs") or {}))
+            tasks, note = recorded_tasks(identity.get("env", data.env),
+                                         identity.get("env_kwargs"),
+                                         origin=str(run_dir.run_path))
         except Exception as exc:
             raise ConfigError(f"{directory} has no {TASKS_FILE} and its env could not be made "
                               f"to read the tasks' privileged data: {exc}") from exc
-        try:
-            for task in env.unwrapped.tasks:
-                if task.id in missing:
-                    data.tasks[task.id] = task
-        finally:
-            env.close()
+        if note is not None:
+            logger.warning("%s", note)
+        for task in tasks or ():
+            if task.id in missing:
+                data.tasks[task.id] = task
     still = sorted({e.task_id for e in data.episodes} - set(data.tasks))
     if still:
         raise ConfigError(f"no privileged data for task(s) {', '.join(still[:5])}: collect the "

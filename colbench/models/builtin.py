@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from colbench.data_specs import IMPORTS_NAMED_CODE
 from colbench.registry import models
 
 
@@ -12,6 +13,11 @@ def _python(rest: str, **kwargs: Any):
     from colbench.models.python_fn import build
 
     return build(rest, **kwargs)
+
+
+# A python: spec names a module or file to import: never accepted from a file
+# (colbench.data_specs).
+setattr(_python, IMPORTS_NAMED_CODE, True)
 
 
 @models.register("scripted")

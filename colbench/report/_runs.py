@@ -6,7 +6,8 @@ the run is marked partial.
 
 Each task's metadata (its family, level, task type...) comes from the records, where the
 runner stores it as ``task_metadata``, or, for records written before it did, from the run's
-``tasks.jsonl`` when a collection saved one.
+``tasks.jsonl`` when a collection saved one, else from the env ``run.json`` records, made
+as the viewer makes it: without any option that names code (a warning says which).
 """
 
 from __future__ import annotations
@@ -74,6 +75,31 @@ def _task_metadata(run_dir: RunDir, records: list[EpisodeRecord]) -> dict[str, d
             logger.warning("%s: no per-family breakdown from its tasks file: %s",
                            run_dir.path, exc)
             tasks = None
-        for task in tasks or ():
-            found.setdefault(task.id, dict(task.metadata))
+        if tasks is None:
+            tasks = _env_tasks(run_dir)
+        ran = {record.task_id for record in records}
+        for task in tasks:  # only the tasks that ran: others would make empty groups
+            if task.id in ran:
+                found.setdefault(task.id, dict(task.metadata))
     return found
+
+
+def _env_tasks(run_dir: RunDir) -> list[Any]:
+    """The tasks of the env ``run.json`` records, made without any option that names code
+    (:func:`colbench.data_specs.recorded_tasks`, which words the warning); none when the env
+    cannot be made here."""
+    from colbench.data_specs import recorded_tasks
+
+    try:
+        identity = run_dir.stored_identity() if run_dir.holds_run() else {}
+        env_id = identity.get("env")
+        if not isinstance(env_id, str):
+            return []
+        tasks, note = recorded_tasks(env_id, identity.get("env_kwargs"),
+                                     origin=str(run_dir.run_path))
+    except Exception as exc:  # a convenience, as above: no breakdown, the report goes on
+        logger.warning("%s: no per-family breakdown from its env: %s", run_dir.path, exc)
+        return []
+    if note is not None:
+        logger.warning("%s", note)
+    return tasks or []

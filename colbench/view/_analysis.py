@@ -5,8 +5,10 @@ Breakdowns group episodes by what the env says about its tasks. That is the task
 ``metadata`` (the backend's ``family``, BabyAI's ``level``, SciWorld's ``task_name``...), which
 the runner stores in each record (``task_metadata``). For records written before it did, it
 is read from the run's own ``tasks.jsonl`` when a collection saved one, else from the env's
-task set (made through the env registry from the run's recorded identity, once per run). The
-few metrics that suites record per episode for the same purpose (BabyAI's ``level``) count too.
+task set (made through the env registry from the run's recorded identity, once per run; a
+recorded option that names code is left out, and the page says so: a run directory is data,
+see :mod:`colbench.data_specs`). The few metrics that suites record per episode for the same
+purpose (BabyAI's ``level``) count too.
 """
 
 from __future__ import annotations
@@ -72,32 +74,32 @@ class TaskMetadataCache:
 
     def _read(self, run_dir: RunDir, identity: dict[str, Any]
               ) -> tuple[dict[str, TaskMetadata], str | None]:
+        note = None
         try:
             tasks = run_dir.read_tasks()
             if tasks is None:
-                tasks = self._env_tasks(identity)
+                tasks, note = self._env_tasks(identity)
         except Exception as exc:  # an env that cannot be made here: no breakdown, no crash
             return {}, f"task metadata unavailable: {exc}"
         if tasks is None:
-            return {}, "task metadata unavailable: the run names no env"
+            return {}, note or "task metadata unavailable: the run names no env"
         from colbench.runner.evaluate import task_labels
 
-        return {task.id: task_labels(task.metadata) for task in tasks}, None
+        return {task.id: task_labels(task.metadata) for task in tasks}, note
 
-    def _env_tasks(self, identity: dict[str, Any]) -> Any:
+    def _env_tasks(self, identity: dict[str, Any]) -> tuple[list[Any] | None, str | None]:
+        """The tasks of the env ``run.json`` records, and the line that says what of it was
+        left out because it names code (:func:`colbench.data_specs.recorded_tasks`)."""
+        from colbench.data_specs import recorded_tasks
+
         env_id = identity.get("env")
         if not isinstance(env_id, str):
-            return None
-        make_env = self._make_env
-        if make_env is None:
-            import colbench  # noqa: F401  (registers the env ids)
-            from colbench.envs import make as make_env
-        options = identity.get("env_kwargs") or {}
-        env = make_env(env_id, **(options if isinstance(options, dict) else {}))
-        try:
-            return list(env.unwrapped.tasks)
-        finally:
-            env.close()
+            return None, None
+        tasks, note = recorded_tasks(env_id, identity.get("env_kwargs"), origin="run.json",
+                                     make=self._make_env)
+        if tasks is None:
+            return None, f"task metadata unavailable: {note}"
+        return tasks, note
 
 
 def run_groups(run: LoadedRun, cache: TaskMetadataCache
