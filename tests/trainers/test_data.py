@@ -185,3 +185,41 @@ def test_episodes_the_models_own_failure_cut_short_are_left_out(tmp_path):
     data = load_trajectories(folder)
     assert [e.trial for e in data.episodes] == [0] and data.skipped == 1
     assert [r.trial for r in TrajectoryData.from_records([good, cut]).episodes] == [0]
+
+
+def test_sweet_rl_reads_a_data_set_naming_code_without_running_it(tmp_path, monkeypatch,
+                                                                   caplog):
+    """Issue 21: ``colbench train sweet-rl`` on data whose run.json names a python:
+    simulator (and no tasks.jsonl) makes the env without it to read the tasks' privileged
+    data, says so in one warning, and never imports the planted file."""
+    import logging
+
+    from planted_code import backend_run, plant_code
+
+    from colbench.trainers.sweet_rl_config import SweetRLConfig
+    from colbench.trainers.sweet_rl_trainer import SweetRLTrainer
+
+    planted = plant_code(tmp_path / "shared")
+    data_dir = backend_run(tmp_path / "data", {"simulator": planted.python_spec})
+    data = load_trajectories(data_dir)
+    assert not data.has_privileged
+    with caplog.at_level(logging.WARNING):
+        SweetRLTrainer(SweetRLConfig()).validate(data)
+    assert not planted.ran()
+    assert set(data.tasks) == {e.task_id for e in data.episodes}
+    assert all(task.privileged for task in data.tasks.values())
+    said = [r.getMessage() for r in caplog.records if planted.python_spec in r.getMessage()]
+    assert len(said) == 1 and "names code" in said[0] and "made without it" in said[0]
+
+
+def test_collect_into_a_folder_naming_code_never_runs_it(tmp_path):
+    """A collection resumed into a folder whose run.json names a python: simulator the
+    command line does not: refused as another run, nothing of it imported."""
+    from planted_code import backend_run, plant_code
+
+    planted = plant_code(tmp_path / "shared")
+    out = backend_run(tmp_path / "data", {"simulator": planted.python_spec})
+    with pytest.raises(ConfigError, match="holds a different run"):
+        collect(CollectConfig(env="colbench/Backend-v0", models=["scripted:no-ask"], out=out,
+                              k=2, split="test", num_tasks=2, progress=False))
+    assert not planted.ran()

@@ -331,3 +331,30 @@ def test_training_curves_of_a_real_trainer(tmp_path, guess_mixed):
                  "--save-steps", "1"]) == 0
     [training] = get_json(client_for(out), "/api/training")["trainings"]
     assert [step for step, _ in training["curves"]["loss"]] == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("where", ["simulator", "env"])
+def test_a_run_naming_code_is_shown_without_running_it(tmp_path, monkeypatch, where):
+    """Issue 21: a shared run whose run.json names code (a python: simulator, or a
+    module:Class as its env) is opened without importing it; the page says what was left
+    out, in one line, and shows the run (with its breakdown when the env could be made)."""
+    from planted_code import backend_run, plant_code
+
+    planted = plant_code(tmp_path / "shared")
+    monkeypatch.syspath_prepend(str(planted.folder))
+    if where == "simulator":
+        run = backend_run(tmp_path / "runs" / "r", {"simulator": planted.python_spec})
+    else:
+        run = backend_run(tmp_path / "runs" / "r", {}, env=planted.class_spec)
+    assert all(r.task_metadata is None for r in RunDir(run).latest_episodes())
+    client = client_for(tmp_path / "runs")
+    body = get_json(client, f"/api/runs/{run_id_of(run.resolve())}")
+    assert not planted.ran()
+    note = body["metadata_problem"]
+    assert note and "\n" not in note and "run.json names code" in note
+    if where == "simulator":
+        assert planted.python_spec in note and "made without it" in note
+        assert body["group_keys"][0] == "family"
+    else:
+        assert planted.class_spec in note and "no env was made" in note
+        assert len(body["episodes"]) == 4
