@@ -13,6 +13,7 @@ stale entry is rebuilt.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -43,6 +44,14 @@ SNIPPET_CHARS = 240
 def tokenize(text: str) -> list[str]:
     """The index's terms of ``text``: lower-cased words, stop words left out."""
     return [w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
+
+
+def corpus_hash(documents: Sequence[Document]) -> str:
+    """A hash of the documents' ids, titles and texts, in order."""
+    digest = hashlib.sha256()
+    for document in documents:
+        digest.update(json.dumps([document.id, document.title, document.text]).encode())
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -91,9 +100,10 @@ class SearchIndex:
                 for score, i in ranked[:k]]
 
     def save(self, folder: Path) -> None:
-        """Write the BM25 index (numpy arrays and JSON, no pickles) to ``folder``."""
+        """Write the BM25 index (numpy arrays and JSON, no pickles) to ``folder``, with the
+        hash of the documents it was built for."""
         self.retriever.save(str(folder), show_progress=False)
-        (folder / "documents.json").write_text(json.dumps([d.id for d in self.documents]))
+        (folder / "documents.json").write_text(json.dumps(corpus_hash(self.documents)))
 
     @classmethod
     def load(cls, folder: Path, documents: Sequence[Document]) -> SearchIndex:
@@ -104,7 +114,7 @@ class SearchIndex:
             retriever = bm25s.BM25.load(str(folder), show_progress=False, verbosity=0)
         except (OSError, ValueError, KeyError) as exc:
             raise ValueError(f"unreadable index in {folder}: {exc}") from exc
-        if saved != [d.id for d in documents]:
+        if saved != corpus_hash(documents):
             raise ValueError(f"the index in {folder} was built for other documents")
         return cls(documents, retriever)
 
