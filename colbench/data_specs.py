@@ -18,8 +18,10 @@ looked up in a registry (a miss is an error naming it), so it is always accepted
   ``hf:``/``vllm:`` run Python shipped with the checkpoint; without it they load weights,
   which are data: safetensors, or ``torch.load`` restricted to tensors);
 - a **simulator**: ``NAME:ARGUMENT`` for a registered ``NAME`` (with or without its suite's
-  prefix), or a model spec as above (bare or after ``model:``);
-- a **scorer**: ``NAME:ARGUMENT`` for a registered ``NAME`` (``clip:PATH_OR_HUB_ID``: weights);
+  prefix) whose argument is a value as below (``sweet-rl:SPEC``, ``backend/model:SPEC`` take
+  a model spec), or a model spec as above (bare or after ``model:``);
+- a **scorer**: ``NAME:ARGUMENT`` for a registered ``NAME`` whose argument is a value as
+  below (``clip:PATH_OR_HUB_ID``: weights);
 - any other **value** (an env option the core knows nothing about): anything but a model
   spec refused as above, or a ``module:attr`` path (dotted names, or ``path.py:attr``) whose
   prefix is no registered name of any kind.
@@ -142,21 +144,28 @@ def _simulator_refusal(text: str) -> str | None:
         return _model_refusal(text[len("model:"):].strip())
     if _registered_simulator(text):
         return None
-    kind = text.partition(":")[0]
+    kind, _, argument = text.partition(":")
     if kind in registry.models:
         return _model_refusal(text)
     if kind != "model" and _registered_simulator(kind):
-        return None
+        # The argument may itself be a model spec (backend/model:SPEC, sweet-rl:SPEC).
+        return _value_refusal(argument.strip())
     return "a module:Class path imports code"
 
 
 def _scorer_refusal(text: str) -> str | None:
-    name = text.partition(":")[0]
-    return None if name in registry.scorers else "a module:Class path imports code"
+    name, _, argument = text.partition(":")
+    if name not in registry.scorers:
+        return "a module:Class path imports code"
+    return _value_refusal(argument.strip())
 
 
 def _value_refusal(text: str) -> str | None:
-    kind = text.partition(":")[0]
+    kind, sep, _ = text.partition(":")
+    if not sep:
+        return None
+    if kind == "model":  # a simulator's spelling of a model spec
+        return _model_refusal(text[len("model:"):].strip())
     if kind in registry.models:
         return _model_refusal(text)
     if _IMPORT_PATH.match(text) and not any(kind in table for table in registry.ALL.values()):

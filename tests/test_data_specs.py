@@ -32,6 +32,10 @@ from colbench.simulators import make_simulator
     ("simulator", "mymodule:Simulator"),
     ("simulator", "pkg.sub:Simulator"),
     ("simulator", "model:hf:org/name?trust_remote_code=true"),
+    ("simulator", "sweet-rl:python:/tmp/x.py:reply"),  # a registered name given code
+    ("simulator", "backend/model:python:/tmp/x.py:reply"),
+    ("simulator", "frontend/sweet-rl:model:python:/tmp/x.py:reply"),
+    ("scorer", "clip:python:/tmp/x.py:reply"),
     ("scorer", "mymodule:Scorer"),
     ("env", "mymodule:Env"),
     ("value", "pkg.mod:Renderer"),
