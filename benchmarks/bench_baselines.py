@@ -42,6 +42,7 @@ ENVS: dict[str, BenchEnv] = {
     "textcraft": BenchEnv("colbench/TextCraft-v0", ("random", "greedy"), 100),
     "babyai": BenchEnv("colbench/BabyAI-v0", ("random", "greedy"), 200),
     "sciworld": BenchEnv("colbench/SciWorld-v0", ("random",), 10),
+    "deepsearch": BenchEnv("colbench/DeepSearch-v0", ("no-search", "search-once"), 500),
 }
 
 

@@ -1,10 +1,11 @@
 """Is every task solvable as configured? The scripted oracle over whole splits of the gyms.
 
-For TextCraft, BabyAI and SciWorld, every task of every split must be solved by the env's
-privileged oracle within the default turn budget: otherwise a score counts tasks no agent
-could solve. This script plays the oracle on each task of each split and prints, per env and
-split, solved/total, and per task group (TextCraft depth, BabyAI level, SciWorld task type)
-the most turns a solved episode needed beside the budget it had. Every failure is listed.
+For TextCraft, BabyAI, SciWorld and DeepSearch, every task of every split must be solved by
+the env's privileged oracle within the default turn budget: otherwise a score counts tasks no
+agent could solve. This script plays the oracle on each task of each split and prints, per
+env and split, solved/total, and per task group (TextCraft depth, BabyAI level, SciWorld task
+type, DeepSearch hops) the most turns a solved episode needed beside the budget it had. Every
+failure is listed.
 
 ``--max-turns N`` replaces the default budget (e.g. a large one, to measure what each group
 needs); ``--sample N`` plays a seeded sample of N tasks per split (what the tests do in CI);
@@ -13,9 +14,9 @@ needs); ``--sample N`` plays a seeded sample of N tasks per split (what the test
 ``--json FILE`` writes one record per episode; ``--protocol agentgym`` plays the envs under
 AgentGym's protocol (its tasks and budgets; splits in :data:`PROTOCOL_SPLITS`).
 
-Usage: ``python benchmarks/bench_oracles.py [--envs textcraft babyai sciworld]
+Usage: ``python benchmarks/bench_oracles.py [--envs textcraft babyai sciworld deepsearch]
 [--splits test] [--sample 20] [--max-turns N] [--workers 2] [--json out.jsonl]``. Needs the
-``[craft]`` and ``[embodied]`` extras, and Java 17 for SciWorld.
+``[craft]``, ``[embodied]`` and ``[search]`` extras, and Java 17 for SciWorld.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ ENVS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "textcraft": ("colbench/TextCraft-v0", ("train", "test"), "depth"),
     "babyai": ("colbench/BabyAI-v0", ("train", "dev", "test"), "level"),
     "sciworld": ("colbench/SciWorld-v0", ("train", "dev", "test"), "task_name"),
+    "deepsearch": ("colbench/DeepSearch-v0", ("train", "dev", "test"), "hops"),
 }
 #: The splits each env has under a named protocol (the default protocol's are in ENVS).
 PROTOCOL_SPLITS: dict[str, dict[str, tuple[str, ...]]] = {
