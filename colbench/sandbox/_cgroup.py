@@ -118,6 +118,18 @@ def _exists(dir_fd: int, name: str) -> bool:
         return False
 
 
+def oom_kill_count(text: str) -> int:
+    """Processes killed for want of memory, from the text of a memory cgroup's
+    ``memory.events`` (v2) or ``memory.oom_control`` (v1); 0 where the kernel does not count
+    them. The evaluator reads the same file through a descriptor the worker hands it."""
+    total = 0
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        if key in ("oom_kill", "oom_group_kill") and value.strip().isdigit():
+            total += int(value)
+    return total
+
+
 def _open_dir(path: str) -> int:
     return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
 
@@ -218,6 +230,10 @@ class JobCgroup:
         #: Files read after every job, kept open and read again from offset 0 (a cgroup
         #: file renders afresh there): a path lookup per read is most of a read's cost.
         self.read_fds: dict[tuple[int, str], int] = {}
+        #: The out-of-memory counter file, opened once more for the evaluator: a copy goes
+        #: with each job's ticket, so that the evaluator can see an OOM kill in the job
+        #: before it accepts a result (see :meth:`oom_counter_fd`).
+        self.counter_fd: int | None = None
 
     def read(self, dir_fd: int, file: str) -> str:
         """The current text of one of this cgroup's files in the hierarchy of ``dir_fd``
@@ -244,6 +260,9 @@ class JobCgroup:
         for fd in self.read_fds.values():
             os.close(fd)
         self.read_fds = {}
+        if self.counter_fd is not None:
+            os.close(self.counter_fd)
+            self.counter_fd = None
 
     def pids(self) -> list[int]:
         # Opened afresh each time: v1 serves a list of pids it made up to a second earlier
@@ -283,16 +302,27 @@ class JobCgroup:
             time.sleep(0.001)
         return False
 
+    @property
+    def oom_counter_file(self) -> str:
+        return "memory.events" if self.owner.version == 2 else "memory.oom_control"
+
     def oom_kills(self) -> int:
         """How many processes the kernel has killed in this cgroup for want of memory, in
         all its jobs so far (0 where the kernel does not count them)."""
-        name = "memory.events" if self.owner.version == 2 else "memory.oom_control"
-        total = 0
-        for line in self.read(self.owner.dir_fds[0], name).splitlines():
-            key, _, value = line.partition(" ")
-            if key in ("oom_kill", "oom_group_kill") and value.strip().isdigit():
-                total += int(value)
-        return total
+        return oom_kill_count(self.read(self.owner.dir_fds[0], self.oom_counter_file))
+
+    def oom_counter_fd(self) -> int | None:
+        """A descriptor of this cgroup's out-of-memory counter file for the evaluator (its
+        own open file, not the one :meth:`oom_kills` reads), opened once; None where it
+        cannot be opened. The child never holds it: it closes every inherited descriptor."""
+        if self.counter_fd is None:
+            try:
+                self.counter_fd = os.open(f"{self.name}/{self.oom_counter_file}",
+                                          os.O_RDONLY | os.O_CLOEXEC,
+                                          dir_fd=self.owner.dir_fds[0])
+            except OSError:
+                return None
+        return self.counter_fd
 
     def out_of_memory(self) -> bool:
         """Whether the kernel found this job at its memory limit with nothing to reclaim."""

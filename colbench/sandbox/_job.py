@@ -12,6 +12,15 @@ When a call hangs, crashes or kills its process, the evaluator records why and a
 worker for a fresh child for the remaining calls (the worker kills everything the old one
 left). Everything read from a child is untrusted: sizes are capped, frames are checked
 against the protocol, and a forged time stamp can only give the code less time.
+
+Where the job has a cgroup, the ticket also carries its out-of-memory counter. Each time the
+evaluator has read new results it reads the counter (until it has seen a kill); when the
+kernel has killed a process of the job for memory since the child was handed out, the next
+call result fails (``memory limit exceeded``) instead of counting, and the remaining calls
+run in a fresh child, whatever the child reported: a parent that returns normally after its
+children were killed at the job's memory limit does not pass. Results accepted before the
+kill stand, since the counter is read after the results it vouches for; a kill after the
+last result has been read fails nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +33,7 @@ import signal
 import time
 from typing import TYPE_CHECKING, Any
 
-from colbench.sandbox import _wire
+from colbench.sandbox import _cgroup, _wire
 
 if TYPE_CHECKING:  # pragma: no cover
     from colbench.sandbox._worker_handle import WorkerHandle
@@ -53,16 +62,34 @@ class Failure(Exception):
 class Ticket:
     """The evaluator's ends of one prepared child's pipes."""
 
-    __slots__ = ("child", "job_w", "res_r", "out_r", "bell_r", "reaped", "memory_exceeded")
+    __slots__ = ("child", "job_w", "res_r", "out_r", "bell_r", "reaped", "memory_exceeded",
+                 "oom_fd", "oom_base")
 
-    def __init__(self, child: int, fds: list[int]) -> None:
+    def __init__(self, child: int, fds: list[int], baseline: bytes = b"") -> None:
         self.child = child
-        # All four are non-blocking: the worker set them so before sending them.
-        self.job_w, self.res_r, self.out_r, self.bell_r = fds
+        # The four pipe ends are non-blocking: the worker set them so before sending them.
+        self.job_w, self.res_r, self.out_r, self.bell_r = fds[:4]
+        #: The job cgroup's out-of-memory counter file, and its count before this child
+        #: (-1: the job has no cgroup).
+        self.oom_fd = fds[4] if len(fds) > 4 and len(baseline) == _wire.COUNT.size else -1
+        self.oom_base = _wire.COUNT.unpack(baseline)[0] if self.oom_fd >= 0 else 0
+        for fd in fds[4 + (self.oom_fd >= 0):]:
+            os.close(fd)
         #: (wait status, CPU seconds) once the worker has reaped the child.
         self.reaped: tuple[int, float] | None = None
         #: Whether the job's cgroup ran out of memory (the kernel then killed the whole job).
         self.memory_exceeded = False
+
+    def oom_killed(self) -> bool:
+        """Whether the kernel has killed a process of the job for memory since this child
+        was handed out (False where the job has no cgroup or the counter cannot be read)."""
+        if self.oom_fd < 0:
+            return False
+        try:
+            text = os.pread(self.oom_fd, 4096, 0).decode("ascii", "replace")
+        except OSError:
+            return False
+        return _cgroup.oom_kill_count(text) > self.oom_base
 
     def close_job(self) -> None:
         if self.job_w >= 0:
@@ -71,7 +98,7 @@ class Ticket:
 
     def close(self) -> None:
         self.close_job()
-        for name in ("res_r", "out_r", "bell_r"):
+        for name in ("res_r", "out_r", "bell_r", "oom_fd"):
             fd = getattr(self, name)
             if fd >= 0:
                 os.close(fd)
@@ -82,7 +109,7 @@ class _Progress:
     """Where a child is: set up yet, importing (``index`` None) or running call ``index``,
     and when it last made progress."""
 
-    __slots__ = ("start", "index", "prepared", "last", "phase_changed")
+    __slots__ = ("start", "index", "prepared", "last", "phase_changed", "oom_killed")
 
     def __init__(self, start: int, now: float) -> None:
         self.start = start
@@ -90,6 +117,9 @@ class _Progress:
         self.prepared = False
         self.last = now
         self.phase_changed = False
+        #: The kernel killed a process of the job for memory before the frames now being
+        #: read were read: the next call result fails instead of counting.
+        self.oom_killed = False
 
 
 def signal_name(number: int) -> str:
@@ -207,7 +237,11 @@ class JobRun:
                 # Results first: a frame was always written before the output after it.
                 more = True
                 while more:
-                    more = self.drain_results(ticket.res_r)
+                    more, fresh = self.drain_results(ticket.res_r)
+                    # Before the frames are acted on: a result read after a process of
+                    # the job was killed for memory fails (see read_frames).
+                    if fresh and not state.oom_killed and state.index != self.n_calls:
+                        state.oom_killed = ticket.oom_killed()
                     outcome = self.read_frames(state)
                     if outcome is not None:
                         return outcome, self.n_calls, output_total + self.last_output(ticket)
@@ -273,6 +307,8 @@ class JobRun:
                 state.last = min(max(stamp, state.last), now) if math.isfinite(stamp) else now
                 state.phase_changed = True
                 if kind == _wire.C_CALL:
+                    if state.oom_killed:
+                        raise self.memory_failure(whole_job_killed=False)
                     self.events.append((_wire.F_CALL_RESULT, index, body[_wire.STAMP.size:]))
                     state.index = index + 1
                 else:
@@ -309,20 +345,22 @@ class JobRun:
         finally:
             del buf[:offset]
 
-    def drain_results(self, fd: int) -> bool:
-        """Read what the child wrote so far, up to about one frame's worth; True when there
-        may be more to read after these frames are handled."""
+    def drain_results(self, fd: int) -> tuple[bool, bool]:
+        """Read what the child wrote so far, up to about one frame's worth. Returns (whether
+        there may be more to read after these frames are handled, whether anything was read)."""
         cap = self.limits["result_bytes"] + 2 * _wire.MAX_TEXT
+        fresh = False
         while True:
             try:
                 chunk = os.read(fd, 1 << 16)
             except BlockingIOError:
-                return False
+                return False, fresh
             if not chunk:
-                return False  # end of file
+                return False, fresh  # end of file
+            fresh = True
             self.results += chunk
             if len(self.results) > cap:
-                return True
+                return True, fresh
 
     def drain_output(self, fd: int) -> tuple[int, bool]:
         """Read what the child printed: keep the head (up to the cap), count the rest.
@@ -353,11 +391,8 @@ class JobRun:
     def exit_failure(self, ticket: Ticket) -> Failure:
         status, used = ticket.reaped or (0, 0.0)
         limits = self.limits
-        if ticket.memory_exceeded:
-            return Failure("memory limit exceeded",
-                           "exceeded the job's memory limit of "
-                           f"{_wire.describe_bytes(limits['memory_bytes'])} (all its processes "
-                           "together); the whole job was killed")
+        if ticket.memory_exceeded or ticket.oom_killed():
+            return self.memory_failure(whole_job_killed=ticket.memory_exceeded)
         if os.WIFSIGNALED(status):
             number = os.WTERMSIG(status)
             name = signal_name(number)
@@ -379,6 +414,20 @@ class JobRun:
         return Failure(f"exited: status {code}",
                        f"ended its process with exit status {code} (os._exit or a crash) "
                        "before returning")
+
+
+    def memory_failure(self, *, whole_job_killed: bool) -> Failure:
+        """The job went past its memory limit (all its processes together): the kernel
+        killed the whole job, or (``whole_job_killed`` False) one of its processes."""
+        limit = _wire.describe_bytes(self.limits["memory_bytes"])
+        if whole_job_killed:
+            return Failure("memory limit exceeded",
+                           f"exceeded the job's memory limit of {limit} (all its processes "
+                           "together); the whole job was killed")
+        return Failure("memory limit exceeded",
+                       f"exceeded the job's memory limit of {limit} (all its processes "
+                       "together): the kernel killed a process of the job for memory, so "
+                       "the job fails whatever it returned")
 
 
 def drain_doorbell(fd: int) -> None:

@@ -53,6 +53,7 @@ from typing import Any
 
 HEADER = struct.Struct("!BII")
 STAMP = struct.Struct("!d")  # progress frames start with the child's CLOCK_MONOTONIC time
+COUNT = struct.Struct("!Q")  # a TICKET's payload: the job cgroup's OOM kills before the job
 MAX_TEXT = 64 << 10  # error texts from the child
 F_SETPIPE_SZ = 1031  # fcntl: resize a pipe (Linux)
 
@@ -69,7 +70,8 @@ F_RESTART = 5  # kill the child and all it left, keep the private directory, for
 F_JOB = 2  # payload: {"code": ..., "calls": [...]}; index = the first call to run
 # worker -> evaluator
 F_READY = 10  # payload: the isolation report
-F_TICKET = 30  # index: child number; fds: the job, result, output and doorbell pipe ends
+F_TICKET = 30  # index: child number; fds: the job, result, output and doorbell pipe ends,
+#                and, with a job cgroup, its OOM counter file (payload: COUNT, its baseline)
 F_REAPED = 31  # index: child number; payload {"status": wait status, "cpu": seconds}
 F_WORKER_ERROR = 18  # the worker itself failed; payload {"message": ...}
 # child -> evaluator (on the result pipe)

@@ -531,8 +531,16 @@ class Worker:
         self.child.cgroup, self.child_cgroup = self.child_cgroup, None
         for fd in (job_w, res_r, out_r):  # the evaluator's ends (bell_r is already)
             os.set_blocking(fd, False)
+        handed = [job_w, res_r, out_r, bell_r]
+        baseline = b""
+        counter = self.child.cgroup.oom_counter_fd() if self.child.cgroup is not None else None
+        if counter is not None:
+            # The evaluator reads it before it accepts a result: an OOM kill in the job
+            # fails the job, whatever the process that reports its results says.
+            handed.append(counter)
+            baseline = _wire.COUNT.pack(self.child.cgroup.oom_base)
         try:
-            self.send(_wire.F_TICKET, self.child_number, fds=[job_w, res_r, out_r, bell_r])
+            self.send(_wire.F_TICKET, self.child_number, baseline, fds=handed)
         finally:
             for fd in fds.values():
                 os.close(fd)

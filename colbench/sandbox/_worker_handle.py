@@ -169,10 +169,10 @@ class WorkerHandle:
                 raise WorkerLost("a malformed frame from the worker")
             kind, index, _ = _wire.HEADER.unpack_from(data)
             body = data[_wire.HEADER.size:]
-            if kind == _wire.F_TICKET and len(fds) == 4:
+            if kind == _wire.F_TICKET and len(fds) >= 4:
                 if self.ticket is not None:
                     self.ticket.close()
-                self.ticket = _job.Ticket(index, fds)
+                self.ticket = _job.Ticket(index, fds, body)
                 continue
             for fd in fds:
                 os.close(fd)

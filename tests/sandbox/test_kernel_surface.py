@@ -8,6 +8,8 @@ by more than the limit; without cgroups the isolation report must say the limit 
 from __future__ import annotations
 
 import errno
+import os
+import signal
 import threading
 import time
 
@@ -193,6 +195,67 @@ def test_a_job_forking_eight_400mb_children_is_killed_as_one_at_its_memory_limit
         # other tenants some slack. Free memory never fell below cap x workers of the start.
         assert baseline - lowest[0] < cap * pool.workers
         assert_healthy(pool)
+
+
+OOM_KILLED_CHILDREN = '''\
+import os, time
+def parent():
+    pids = []
+    for _ in range(3):
+        pid = os.fork()
+        if pid == 0:
+            block = bytearray(b"\\x01") * (150 << 20)
+            time.sleep(0.5)
+            os._exit(0)
+        pids.append(pid)
+    # Returns normally, with the exit codes of its children (-9: killed for memory).
+    return sorted(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in pids)
+'''
+
+
+def _worker_process(pool: Sandbox) -> int:
+    """The pid of the one worker's own process (in a PID namespace, the relay's child)."""
+    (handle,) = pool._slots.live()
+    if not pool.isolation["pid_namespace"]:
+        return handle.pid
+    with open(f"/proc/{handle.pid}/task/{handle.pid}/children") as listing:
+        (init,) = listing.read().split()
+    return int(init)
+
+
+def _wait_for_the_next_child(pool: Sandbox) -> None:
+    """Until the worker has handed the evaluator its next prepared child: from then on the
+    job needs nothing of the worker until it ends."""
+    (handle,) = pool._slots.live()
+    deadline = time.monotonic() + 10
+    while handle.ticket is None:
+        handle._wait_readable(deadline)
+        handle.read_messages(None)
+
+
+def test_a_parent_that_returns_after_its_children_were_killed_for_memory_fails() -> None:
+    """Issue 21: the kernel kills two of three 150 MB children at the job\'s 256 MiB limit and
+    their parent returns normally. The worker, which would kill the whole job on the alarm,
+    is stopped meanwhile (as a busy machine may leave it unscheduled), so only the job\'s
+    own OOM counter, read by the evaluator before it accepts the result, can fail it."""
+    limits = SandboxLimits(cpu_seconds=5, wall_seconds=10, memory_bytes=256 << 20,
+                           max_processes=8)
+    with Sandbox(workers=1, limits=limits) as pool:
+        if pool.isolation["cgroup"] is None:
+            pytest.skip("no per-job cgroups here: " + " ".join(pool.isolation["notes"]))
+        assert_healthy(pool)
+        _wait_for_the_next_child(pool)
+        worker = _worker_process(pool)
+        os.kill(worker, signal.SIGSTOP)
+        try:
+            verdict = pool.run_calls(OOM_KILLED_CHILDREN, ["parent()"])
+        finally:
+            os.kill(worker, signal.SIGCONT)
+        result = verdict.results[0]
+        assert not result.ok and result.error == "memory limit exceeded", result
+        assert "killed a process of the job for memory" in verdict.message
+        assert "whatever it returned" in verdict.message
+        assert_healthy(pool)  # the next job is not blamed for this one\'s kills
 
 
 def test_without_cgroups_the_report_says_the_limits_are_per_process() -> None:
