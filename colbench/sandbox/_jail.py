@@ -7,9 +7,13 @@ The worker calls :func:`isolate` once at start. As root it
   that uid);
 * leaves the network, IPC and UTS namespaces (``unshare`` through ctypes: Python 3.11 has no
   ``os.unshare``); the new network namespace has no interfaces up, not even loopback;
+* becomes init of a PID namespace of its own (see :func:`become_pid_namespace_init`): the
+  code sees and can reach no process but its job's, not the evaluator, not other workers'
+  jobs, and ``kill(-1)`` in the worker ends every process a job left, however daemonised;
 * builds a private, read-only filesystem view and ``pivot_root``\\ s into it: the system
   directories and the Python installation, bound read-only; a fresh ``/dev`` with the harmless
-  devices; a ``/proc`` that hides other users' processes; an empty ``/tmp`` (a small tmpfs)
+  devices; a ``/proc`` of that PID namespace, which also hides other users' processes (the
+  worker's among them); an empty ``/tmp`` (a small tmpfs)
   that holds each job's private directory. Home directories, ``/root``, ``/work``, ``/srv``,
   the colbench package and its data, and any path the caller names are simply not there.
 
@@ -523,7 +527,9 @@ def drop_capabilities() -> None:
 
 
 def isolate_as_root(config: dict[str, Any], report: dict[str, Any]) -> None:
-    """Root's isolation: a uid of its own, network, IPC and mount namespaces, the view."""
+    """Root's isolation: a uid of its own, network, IPC, mount and PID namespaces, the
+    view. Like :func:`enter_user_namespace`, it forks for the PID namespace and returns in
+    the namespace's init, which carries on as the worker."""
     notes: list[str] = report["notes"]
     report.update(mode="root", root=True)
     try:
@@ -553,6 +559,15 @@ def isolate_as_root(config: dict[str, Any], report: dict[str, Any]) -> None:
                 "mount_namespace": "no private filesystem view",
             }[key]
             notes.append(f"no {what} ({exc}): {consequence}")
+    try:
+        unshare(CLONE_NEWPID)
+    except OSError as exc:
+        notes.append(f"no PID namespace ({exc}): the code can see the processes of its own "
+                     "uid and probe any pid for whether it exists")
+    else:
+        # Before the view is built: its /proc must be mounted from inside the namespace.
+        become_pid_namespace_init()
+        report["pid_namespace"] = True
     if report["mount_namespace"]:
         try:
             build_root(list(config.get("hidden_paths", [])), int(config["tmp_bytes"]))

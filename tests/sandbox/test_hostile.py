@@ -299,14 +299,71 @@ def test_killing_the_parent_or_the_process_group_fails(sandbox: Sandbox) -> None
                                        "kill_own_group()", "'still here'"])
     errors = [r.error for r in verdict.results]
     if os.geteuid() == 0:
-        assert errors[0].startswith("PermissionError") and errors[1].startswith("PermissionError")
-        assert verdict.results[2].value == "survived"  # as its own uid it reaches only itself
+        assert errors[0].startswith("PermissionError")
+        # The worker's process group lies outside the job's PID namespace, where getpgid
+        # answers 0: killpg(0) then reaches the job's own group, and nothing else.
+        assert errors[1] == "killed: SIGKILL"
+        # Its own uid, in its own PID namespace: kill(-1) finds no process it may signal.
+        assert errors[2].startswith("ProcessLookupError")
     assert errors[3] == "killed: SIGKILL" and errors[4] == "killed: SIGTERM"
     assert verdict.results[5].value == "still here"
     assert "killed by SIGKILL" in verdict.message or "PermissionError" in verdict.message
     workers_after = {assert_healthy(sandbox).extra["worker_pid"] for _ in range(3)}
     if os.geteuid() == 0:
         assert before in workers_after  # no worker died: none had to be replaced
+
+
+PROCESSES = '''\
+import os, time
+def view():
+    return {"pid": os.getpid(), "parent": os.getppid(), "namespace": os.readlink("/proc/self/ns/pid"),
+            "listed": sorted(int(p) for p in os.listdir("/proc") if p.isdigit())}
+def probe(pids):
+    """Whether each pid names a process, as kill(pid, 0) tells (EPERM: it exists)."""
+    found = {}
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+            found[pid] = "exists"
+        except PermissionError:
+            found[pid] = "exists"
+        except ProcessLookupError:
+            found[pid] = "none"
+    return os.getpid(), found
+def hold(seconds):
+    time.sleep(seconds)
+    return "held"
+'''
+
+
+def test_a_job_sees_no_process_but_its_own(sandbox: Sandbox) -> None:
+    """Issue 21: in every mode the job is in a PID namespace of its own (as root too, not only
+    behind hidepid): it lists only itself, its parent is the namespace's init, and no pid of
+    the evaluator or of a job on another worker names a process for it (with hidepid alone,
+    kill(pid, 0) answered EPERM for them: they exist)."""
+    assert sandbox.isolation["pid_namespace"], sandbox.isolation["notes"]
+    seen = sandbox.run_calls(PROCESSES, ["view()"]).results[0].value
+    assert seen["namespace"] != os.readlink("/proc/self/ns/pid")
+    assert seen["parent"] == 1 and seen["listed"] == [seen["pid"]]
+
+    held: list[str] = []
+    holder = threading.Thread(target=lambda: held.append(
+        sandbox.run_calls(PROCESSES, ["hold(1.2)"]).results[0].value))
+    holder.start()
+    try:
+        deadline = time.monotonic() + 10
+        outside = set()
+        while time.monotonic() < deadline and len(outside) < 2:
+            time.sleep(0.05)  # until the other worker's job and this worker's child show
+            outside = set(uid_processes(sandbox.isolation["uids"]))
+        outside |= {os.getpid(), os.getppid()}
+        own, found = sandbox.run_calls(PROCESSES, [f"probe({sorted(outside)})"]).results[0].value
+    finally:
+        holder.join(30)
+    assert held == ["held"]
+    assert own < min(outside)  # the namespace's few pids cannot shadow an outside one
+    assert found == {pid: "none" for pid in outside}, found
+    assert_healthy(sandbox)
 
 
 def test_exit_calls_end_only_their_call(sandbox: Sandbox) -> None:
