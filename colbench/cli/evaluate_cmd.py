@@ -113,6 +113,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "or empty network (no root, no user namespaces), run the agents' code "
                         "anyway: it can then read your files and use the network")
     add_executor_arguments(p)
+    p.add_argument("--env-url", metavar="URL",
+                   help="play envs served by 'colbench serve-envs' at URL instead of making "
+                        "them here (token: the COLBENCH_ENV_TOKEN environment variable); "
+                        "the records are the same")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=run)
 
@@ -233,7 +237,8 @@ def run(args: argparse.Namespace) -> int:
         max_answer_chars=args.max_answer_chars, max_record_chars=args.max_record_chars,
         progress=not args.no_progress, executor=args.executor,
         executor_options=executor_options_from_args(args),
-        system_prompt=read_system_prompt(getattr(args, "system_prompt", None)))
+        system_prompt=read_system_prompt(getattr(args, "system_prompt", None)),
+        env_url=args.env_url)
     if args.overwrite:
         RunDir(out).clear()
     try:

@@ -128,6 +128,10 @@ class EvalConfig:
     #: same for a whole run; this one lets a caller that runs many short runs (a horizon
     #: curriculum) change the budget per run without changing the env's arguments.
     max_turns: int | None = None
+    #: The env server that serves the run's envs (``--env-url``, ``colbench serve-envs``);
+    #: None: envs made in this process. Not part of the run's identity: a run scores the
+    #: same wherever its envs ran.
+    env_url: str | None = None
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
@@ -240,7 +244,7 @@ class Runner:
                          else resolve_executor(config.executor, config.executor_options))
         self.model = model if model is not None else self.executor.load_model(config.model)
         self.hooks = list(hooks)
-        self.env_spec = EnvSpec(config.env, config.env_options())
+        self.env_spec = EnvSpec(config.env, config.env_options(), url=config.env_url)
         first = self.env_spec.make()
         all_tasks = first.unwrapped.tasks
         self.tasks = all_tasks.subset(config.num_tasks)

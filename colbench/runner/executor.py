@@ -50,20 +50,27 @@ class WorkerLost(EnvironmentFailure):
 
 @dataclass(frozen=True)
 class EnvSpec:
-    """How to build one env of the run: its id and its options. Picklable, so that a worker
-    process (a Ray actor) can build the same envs as this one."""
+    """How to build one env of the run: its id and its options, and the env server that
+    serves it (``url``, ``--env-url``; None: made in this process). Picklable, so that a
+    worker process (a Ray actor) can build the same envs as this one."""
 
     env_id: str
     options: Mapping[str, Any] = field(default_factory=dict)
+    url: str | None = None
 
     def make(self) -> Any:
+        if self.url is not None:
+            from colbench.remote import RemoteEnv
+
+            return RemoteEnv(self.url, self.env_id, **dict(self.options))
         from colbench.envs import make
 
         return make(self.env_id, **dict(self.options))
 
     def key(self) -> str:
         """A text that is equal for two specs that build the same envs."""
-        return json.dumps([self.env_id, dict(self.options)], sort_keys=True, default=repr)
+        return json.dumps([self.env_id, dict(self.options), self.url], sort_keys=True,
+                          default=repr)
 
 
 class EnvExecutor(abc.ABC):
