@@ -223,3 +223,25 @@ def test_collect_into_a_folder_naming_code_never_runs_it(tmp_path):
         collect(CollectConfig(env="colbench/Backend-v0", models=["scripted:no-ask"], out=out,
                               k=2, split="test", num_tasks=2, progress=False))
     assert not planted.ran()
+
+
+@pytest.mark.slow
+def test_colbench_train_sweet_rl_on_data_naming_code(tmp_path, tiny_llama, fast_flags,
+                                                     sweet_fast_flags, caplog):
+    """Issue 21's case end to end: ``colbench train sweet-rl`` on such data trains (exit 0)
+    and the planted file is never imported; the warning names what was left out."""
+    import logging
+
+    from planted_code import backend_run, plant_code
+
+    from colbench.cli.main import main
+
+    planted = plant_code(tmp_path / "shared")
+    data_dir = backend_run(tmp_path / "data", {"simulator": planted.python_spec})
+    with caplog.at_level(logging.WARNING):
+        assert main(["train", "sweet-rl", "--model", f"hf:{tiny_llama}", "--data",
+                     str(data_dir), "--out", str(tmp_path / "ckpt"), *fast_flags,
+                     *sweet_fast_flags]) == 0
+    assert not planted.ran()
+    assert any(planted.python_spec in r.getMessage() and "names code" in r.getMessage()
+               for r in caplog.records)
