@@ -155,7 +155,7 @@ class AgentGymRoutes:
             if state["done"]:
                 raise _Refused(f"The task with environment {episode.number} has finished.")
             observation, reward, terminated, truncated, _ = _env(
-                episode.env.step, f"Action: {' '.join(action.split())}")
+                episode.env.step, f"Action: {action}")
             score = float(reward)
             state.update(observation=observation, reward=score - state["score"], score=score,
                          done=bool(terminated or truncated))

@@ -305,6 +305,8 @@ class SciWorldEnv(TextEnv):
         self._raw_score = 0
         self._last_observation = ""
         self._deterministic: bool | None = None
+        # The parts of the first observation under --protocol agentgym (agentgym_reset_fields).
+        self._agentgym_start: dict[str, Any] = {}
 
     @property
     def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]
@@ -379,7 +381,16 @@ class SciWorldEnv(TextEnv):
             raise EnvironmentFailure(f"ScienceWorld failed to load {task.id}: {exc}") from exc
         self._gold = list(simulator.get_gold_action_sequence()) if gold else None
         self._raw_score = int(info.get("score", 0))
+        self._agentgym_start = {"task_name": name, "var_num": variation,
+                                "task_description": description, "observation": look}
         return f"{description}\n{look}"
+
+    def agentgym_reset_fields(self) -> dict[str, Any]:
+        """What AgentGym's SciWorld server adds to its reset reply, for ``colbench
+        serve-envs``'s AgentGym routes: ``task_name``, ``var_num``, ``task_description``,
+        and ``observation`` as the answer to ``look around`` alone (its client joins the
+        description and the observation with a newline into the first observation)."""
+        return dict(self._agentgym_start)
 
     def _act_agentgym(self, action: str, last_turn: bool) -> Outcome:
         """A turn by AgentGym's rules: its ReAct parser, ScienceWorld's own step (with its
