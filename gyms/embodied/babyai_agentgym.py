@@ -35,6 +35,7 @@ restates its rules in colbench's code:
 from __future__ import annotations
 
 import functools
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,6 +78,9 @@ _DIRS = ((1, 0), (0, 1), (-1, 0), (0, -1))
 LEFT, RIGHT, FORWARD, PICKUP, DROP, TOGGLE = range(6)
 #: The most states one path search expands before it reports no path (see _find_path).
 MAX_SEARCH_POPS = 20_000
+#: The most wall-clock seconds one path search takes before it reports no path: a backstop
+#: far above what MAX_SEARCH_POPS states cost (about 0.05 s), so the state bound decides.
+MAX_SEARCH_SECONDS = 2.0
 #: What blocks a path or a drop, by a substring of the object's name.
 _BLOCKING = ("wall", "box", "lava", "ball", "key")
 
@@ -138,7 +142,9 @@ def _find_path(start: tuple[int, int], goal: tuple[int, int], seen: list[_Seen],
     blocking object are closed; as in AgentGym, a state is closed only once expanded, and a
     state reached again overwrites how it was reached. Since a state may be queued many
     times, a search for an unreachable cell can grow without end; AgentGym's server then
-    hangs, this one gives up after :data:`MAX_SEARCH_POPS` states (no path)."""
+    hangs, this one gives up after :data:`MAX_SEARCH_POPS` states or
+    :data:`MAX_SEARCH_SECONDS` (no path)."""
+    deadline = time.monotonic() + MAX_SEARCH_SECONDS
     things = seen + barriers
     came_from: dict[tuple[tuple[int, int], int], tuple[tuple[tuple[int, int], int], int]] = {}
     queue = deque([(start, direction)])
@@ -146,7 +152,7 @@ def _find_path(start: tuple[int, int], goal: tuple[int, int], seen: list[_Seen],
     pops = 0
     while queue:
         pops += 1
-        if pops > MAX_SEARCH_POPS:
+        if pops > MAX_SEARCH_POPS or (pops % 1024 == 0 and time.monotonic() > deadline):
             return None
         pos, facing = queue.popleft()
         expanded.add((pos, facing))
@@ -423,9 +429,19 @@ class AgentGymOracle:
     AgentGym actions. Each is played on a copy of the level, then minigrid's BabyAI bot (it
     reads the whole grid) finishes the mission from there; the action after which the bot
     needs the fewest primitives is sent. A fresh bot per copy, since the bot cannot follow
-    primitives it did not suggest."""
+    primitives it did not suggest.
+
+    minigrid's bot can replan for ever in states it did not reach itself (it keeps looking
+    for a cell to drop what it carries), so each rollout is bounded where the bot spends its
+    time, in its path searches, in any thread: after :attr:`ROLLOUT_MAX_STATES` states
+    searched (summed over the rollout) or :attr:`ROLLOUT_SECONDS` of wall-clock time, the
+    rollout counts as one the bot cannot finish. The state bound decides in practice, so the
+    oracle plays the same on a fast machine and a slow one; the time bound is the backstop."""
 
     LOOKAHEAD = 64
+    #: About 1.2 s of the bot's planning; finished rollouts of test indices 0-89 spend
+    #: at most about 20,000.
+    ROLLOUT_MAX_STATES = 50_000
     ROLLOUT_SECONDS = 2.0
 
     def __init__(self, env: Any) -> None:
@@ -434,12 +450,10 @@ class AgentGymOracle:
     def _remaining(self, game: AgentGymBabyAI, primitives: list[int]) -> int:
         """How many primitives a fresh bot needs after the env ran ``primitives`` (as
         AgentGym runs a macro: stopping at one that leaves the view unchanged); a large
-        number where the bot cannot finish from there."""
+        number where the bot cannot finish from there, or gave up (see the class)."""
         import contextlib
         import copy
         import io
-
-        from minigrid.utils.baby_ai_bot import BabyAIBot
 
         failed = self.LOOKAHEAD * 2
         with contextlib.redirect_stdout(io.StringIO()):
@@ -448,7 +462,7 @@ class AgentGymOracle:
                 _, reward, done, _ = run_macro(sim_env, game.image, primitives)
                 if done:
                     return 0 if reward > 0.5 else failed
-                bot = BabyAIBot(sim_env)
+                bot = bounded_bot(sim_env, self.ROLLOUT_MAX_STATES, self.ROLLOUT_SECONDS)
                 suggestion = bot.replan()
                 for used in range(self.LOOKAHEAD):
                     if int(suggestion) > TOGGLE:
@@ -457,42 +471,16 @@ class AgentGymOracle:
                     if terminated:
                         return used + 1 if reward > 0.5 else failed
                     suggestion = bot.replan(suggestion)
-            except _RolloutTimeout:
-                raise
-            except Exception:  # noqa: BLE001  (the bot gives up on some layouts)
+            except Exception:  # noqa: BLE001  (the bot gives up on some layouts, or we do)
                 pass
         return failed
-
-    def _remaining_in_time(self, game: AgentGymBabyAI, primitives: list[int]) -> int:
-        """:meth:`_remaining`, given up after :data:`ROLLOUT_SECONDS`: minigrid's bot can
-        loop for ever looking for a drop cell in states it did not reach itself. The limit
-        needs a timer signal, so it holds in the main thread only (where the benchmark and
-        the tests play)."""
-        import signal
-        import threading
-
-        if threading.current_thread() is not threading.main_thread():
-            return self._remaining(game, primitives)
-
-        def give_up(signum: int, frame: Any) -> None:
-            raise _RolloutTimeout
-
-        previous = signal.signal(signal.SIGALRM, give_up)
-        signal.setitimer(signal.ITIMER_REAL, self.ROLLOUT_SECONDS)
-        try:
-            return self._remaining(game, primitives)
-        except _RolloutTimeout:
-            return self.LOOKAHEAD * 2
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
 
     def next_action(self) -> str:
         """The available action after which a fresh bot has the fewest primitives left
         (ties: the longer macro)."""
         game = self.env.agentgym_game
         assert isinstance(game, AgentGymBabyAI)
-        scored = [(self._remaining_in_time(game, steps), -len(steps), name)
+        scored = [(self._remaining(game, steps), -len(steps), name)
                   for name, steps in game.view.actions.items() if steps]
         return min(scored)[2] if scored else "check available actions"
 
@@ -500,6 +488,54 @@ class AgentGymOracle:
         return f"Thought:\nFollow the plan.\n\nAction:\n{self.next_action()}"
 
 
-class _RolloutTimeout(BaseException):
-    """A bot rollout ran past AgentGymOracle.ROLLOUT_SECONDS (a BaseException, so that no
-    handler for errors inside the bot swallows it)."""
+class RolloutGaveUp(RuntimeError):
+    """A bounded bot (:func:`bounded_bot`) spent its states or its time."""
+
+
+def bounded_bot(env: Any, max_states: int, seconds: float) -> Any:
+    """minigrid's BabyAI bot for ``env``, whose path searches, summed, may expand at most
+    ``max_states`` states within ``seconds`` of wall-clock time from now; a search past
+    either raises :class:`RolloutGaveUp`. The bot's replanning loop searches on every turn
+    of the loop, so this bounds the loop too, in any thread (no signal needed)."""
+    return _bounded_bot_class()(env, max_states, seconds)
+
+
+@functools.cache
+def _bounded_bot_class() -> type:
+    from minigrid.utils.baby_ai_bot import BabyAIBot
+
+    class BoundedBot(BabyAIBot):  # type: ignore[misc]
+        def __init__(self, env: Any, max_states: int, seconds: float) -> None:
+            self.states_left = max_states
+            self.deadline = time.monotonic() + seconds
+            super().__init__(env)
+            self.stack = _CountedStack(self, self.stack)
+
+        def spend(self, states: int) -> None:
+            """Count ``states`` against the bound; raise once the bound is spent."""
+            self.states_left -= states
+            if self.states_left < 0 or time.monotonic() > self.deadline:
+                raise RolloutGaveUp("the bot's planning ran past its bound")
+
+        def _breadth_first_search(self, initial_states: Any, accept_fn: Any,
+                                  ignore_blockers: bool) -> Any:
+            self.spend(0)
+            before = self.bfs_step_counter
+            found = super()._breadth_first_search(initial_states, accept_fn, ignore_blockers)
+            self.spend(self.bfs_step_counter - before)
+            return found
+
+    return BoundedBot
+
+
+class _CountedStack(list):  # type: ignore[type-arg]
+    """The bot's stack of subgoals, counting each look at its top as one state: the bot's
+    replanning loop looks there on every turn, also on turns that search nothing."""
+
+    def __init__(self, bot: Any, items: list[Any]) -> None:
+        super().__init__(items)
+        self.bot = bot
+
+    def __getitem__(self, index: Any) -> Any:
+        self.bot.spend(1)
+        return super().__getitem__(index)

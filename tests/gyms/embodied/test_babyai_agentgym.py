@@ -126,3 +126,40 @@ def test_a_path_search_for_an_enclosed_cell_reports_no_path() -> None:
     assert path is None
     assert agentgym._find_path((0, 0), (2, 0), walls, [], 0, range(0, 7), range(0, 7),
                                arrive=True) == [agentgym.FORWARD, agentgym.FORWARD]
+
+
+@pytest.mark.parametrize("index", [50, 68])
+def test_oracle_episodes_end_when_played_off_the_main_thread(monkeypatch, index) -> None:
+    # The runner plays episodes in worker threads. There, indices 50 (GoToObjDoor) and 68
+    # (UnlockToUnlock) never ended: minigrid's bot replans for ever in some lookahead
+    # states, and the rollout's time limit was a timer signal, which holds in the main
+    # thread only. The bound now sits in the bot's own planning, so it holds in any thread.
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(agentgym.AgentGymOracle, "ROLLOUT_MAX_STATES", 5_000)
+    made = BabyAIEnv(split=f"{index}-{index}", protocol="agentgym")
+
+    def play() -> dict:
+        made.reset(options={"task_id": agentgym.task_id(index)})
+        oracle = made.scripted_agent("oracle")
+        while True:
+            _, _, terminated, truncated, info = made.step(oracle.act([]))
+            if terminated or truncated:
+                return info
+
+    with ThreadPoolExecutor(1) as pool:
+        # The limit only turns a hang into a failure; the episode takes seconds.
+        info = pool.submit(play).result(timeout=300)
+    made.close()
+    assert info["metrics"]["turns"] <= 20
+
+
+def test_a_bounded_bot_gives_up_once_its_states_are_spent() -> None:
+    made = BabyAIEnv(split="68-68", protocol="agentgym")
+    made.reset(options={"task_id": agentgym.task_id(68)})
+    bot = agentgym.bounded_bot(made.agentgym_game.env, 0, 60.0)
+    with pytest.raises(agentgym.RolloutGaveUp):
+        bot.replan()
+    roomy = agentgym.bounded_bot(made.agentgym_game.env, 10_000, 60.0)
+    assert isinstance(int(roomy.replan()), int)
+    made.close()
