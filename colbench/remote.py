@@ -34,6 +34,7 @@ from colbench.env import AnyText
 from colbench.errors import ConfigError, EnvironmentFailure
 from colbench.serve import check_env_kwargs, token_from_environment
 from colbench.tasks import Task, TaskSet
+from colbench.tools import ActionTool
 
 #: Attempts after the first one for a call that failed on the network, and the pause before
 #: each (seconds): a server that restarts within about two seconds loses no episode.
@@ -144,6 +145,9 @@ class RemoteEnv(gym.Env[str, str]):
         self.action_space = AnyText(about.get("action_max_length") or 100_000)
         self.observation_space = AnyText(about.get("observation_max_length") or 100_000)
         self._tasks: RemoteTaskSet | None = None
+        #: The served env's actions as OpenAI tools (``colbench.tools``).
+        self.action_tools = tuple(ActionTool.from_json(tool)
+                                  for tool in about.get("action_tools") or ())
 
     # -- gymnasium API ------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None,

@@ -28,6 +28,12 @@ Options (``openai:m@http://h:8000/v1?timeout=30&concurrency=64``):
 - ``tokens_as_ids`` (false): ask vLLM for ``return_tokens_as_token_ids`` so that log-probs come
   with token ids (only vLLM knows this field; strict servers reject unknown fields).
 - ``extra_body``: a JSON object merged into every request (``chat_template_kwargs``...).
+- ``tools`` (false): tool calling. Each episode's requests carry the env's actions as
+  OpenAI tools (``colbench.tools``: the env's ``action_tools``); a reply's first tool call
+  becomes the message it stands for, which the env reads by its own grammar, and a reply with
+  no tool call is a message as without the option. The raw call stays in the completion's
+  ``extra["tool_calls"]``, and the chat sent back holds the call and a ``tool`` message with
+  the env's answer, as the tools API expects. An env with no tools gets plain requests.
 - the sampling keys of :mod:`colbench.models.options`.
 """
 
@@ -48,7 +54,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from colbench.errors import ConfigError, ModelFailure
-from colbench.models.base import BaseChatModel, Completion, Conversation, SamplingParams
+from colbench.models.base import (
+    BaseChatModel,
+    Completion,
+    Conversation,
+    EpisodeContext,
+    SamplingParams,
+)
 from colbench.models.options import (
     apply_sampling,
     as_bool,
@@ -62,7 +74,7 @@ from colbench.models.spec import split_options
 KIND = "openai"
 _OPTION_KEYS = ("concurrency", "timeout", "max_retries", "backoff", "max_backoff",
                 "max_retry_after", "retry_budget", "api_key_env", "tokens_as_ids",
-                "extra_body")
+                "extra_body", "tools")
 _RETRY_STATUSES = frozenset({408, 409, 429})
 _TOKEN_ID = re.compile(r"^token_id:(\d+)$")
 
@@ -179,11 +191,14 @@ def parse_completion(data: Any, want_logprobs: bool) -> Completion:
     if not isinstance(message, dict):
         raise _Retryable(200, "malformed body: the choice has no 'message'")
     content = message.get("content")
-    if content is None:  # a reply cut before any visible text (reasoning models)
+    if content is None:  # a reply cut before any visible text (reasoning models), a tool call
         content = ""
     if not isinstance(content, str):
         raise _Retryable(200, f"malformed body: message content is {type(content).__name__}")
     completion = Completion(text=content, finish_reason=choice.get("finish_reason"))
+    calls = message.get("tool_calls")
+    if isinstance(calls, list) and calls and all(isinstance(c, dict) for c in calls):
+        completion.extra["tool_calls"] = calls
     for key in ("reasoning_content", "reasoning"):
         if isinstance(message.get(key), str):
             completion.extra["reasoning"] = message[key]
@@ -220,7 +235,8 @@ class OpenAICompatModel(BaseChatModel):
                  concurrency: int = 16, timeout: float = 120.0, max_retries: int = 5,
                  backoff: float = 0.5, max_backoff: float = 30.0, max_retry_after: float = 60.0,
                  retry_budget: float = 300.0, sampling: dict[str, Any] | None = None, tokens_as_ids: bool = False,
-                 extra_body: dict[str, Any] | None = None, name: str | None = None) -> None:
+                 extra_body: dict[str, Any] | None = None, name: str | None = None,
+                 tools: bool = False) -> None:
         if concurrency < 1:
             raise ConfigError(f"openai: concurrency must be at least 1, got {concurrency}")
         if timeout <= 0:
@@ -241,6 +257,7 @@ class OpenAICompatModel(BaseChatModel):
         self.sampling = dict(sampling or {})
         self.tokens_as_ids = tokens_as_ids
         self.extra_body = dict(extra_body or {})
+        self.tools = tools
         self.name = name or f"{KIND}:{model}@{self.base_url}"
         self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
             weakref.WeakKeyDictionary())
@@ -315,8 +332,10 @@ class OpenAICompatModel(BaseChatModel):
             return self._background[0]
 
     # -- requests ---------------------------------------------------------------------------
-    def request_body(self, conversation: Conversation, params: SamplingParams) -> dict[str, Any]:
-        """The JSON body for one conversation (public so that users can see what is sent)."""
+    def request_body(self, conversation: Conversation, params: SamplingParams,
+                     tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The JSON body for one conversation (public so that users can see what is sent),
+        with ``tools`` (OpenAI tool schemas) when given."""
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [dict(m) for m in conversation],
@@ -333,6 +352,8 @@ class OpenAICompatModel(BaseChatModel):
             body["logprobs"] = True
             if self.tokens_as_ids:
                 body["return_tokens_as_token_ids"] = True
+        if tools:
+            body["tools"] = tools
         body.update(self.extra_body)
         return body
 
@@ -365,10 +386,11 @@ class OpenAICompatModel(BaseChatModel):
         return span / 2 + random.uniform(0, span / 2)
 
     async def _complete(self, state: _LoopState, conversation: Conversation,
-                        params: SamplingParams) -> Completion:
+                        params: SamplingParams,
+                        tools: list[dict[str, Any]] | None = None) -> Completion:
         import httpx
 
-        body = self.request_body(conversation, params)
+        body = self.request_body(conversation, params, tools)
         last_status: int | None = None
         last_error = "no attempt was made"
         deadline = time.monotonic() + self.retry_budget
@@ -424,6 +446,15 @@ class OpenAICompatModel(BaseChatModel):
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
 
+    def bind_episode(self, env: Any, context: EpisodeContext) -> BaseChatModel:
+        """Without ``tools``, this model; with it, a :class:`ToolCallingEpisode` that plays
+        ``env`` through its action tools."""
+        if not self.tools:
+            return self
+        from colbench.tools import env_action_tools
+
+        return ToolCallingEpisode(self, env_action_tools(env))
+
     def generate(self, conversations: Sequence[Conversation],
                  params: SamplingParams | None = None) -> list[Completion]:
         """Blocking form, safe from any number of threads (the simulators call it from
@@ -439,6 +470,81 @@ class OpenAICompatModel(BaseChatModel):
         future = asyncio.run_coroutine_threadsafe(self.agenerate(conversations, params),
                                                   self._background_loop())
         return future.result()
+
+
+class ToolCallingEpisode(BaseChatModel):
+    """One episode of an :class:`OpenAICompatModel` in tools mode (``?tools=1``).
+
+    Each request carries the env's tools. A reply's first tool call becomes the message it
+    stands for (:func:`colbench.tools.message_for_call`); the call is remembered by its turn,
+    so that later requests send it back as the assistant's ``tool_calls`` and the env's
+    answer as the ``tool`` message that answers it, which is what the tools API expects of
+    a chat. A reply without a tool call is the message, as without tools.
+
+    Parameters
+    ----------
+    model:
+        The adapter whose connection, retries and sampling this episode uses.
+    tools:
+        The env's action tools (none: plain requests).
+    """
+
+    def __init__(self, model: OpenAICompatModel, tools: Sequence[Any]) -> None:
+        from colbench.tools import openai_tools
+
+        self.model = model
+        self.name = model.name
+        self.action_tools = list(tools)
+        self._schemas = openai_tools(self.action_tools) or None
+        # Turn -> (the tool call, the assistant's text beside it).
+        self._calls: dict[int, tuple[dict[str, Any], str]] = {}
+
+    def chat(self, conversation: Conversation) -> list[dict[str, Any]]:
+        """The messages to send: the runner's chat, with each turn played by a tool call
+        written as the call and its ``tool`` answer."""
+        out: list[dict[str, Any]] = []
+        turn = 0
+        answering: dict[str, Any] | None = None
+        for message in conversation:
+            role = message.get("role")
+            if role == "assistant":
+                answering = None
+                played = self._calls.get(turn)
+                turn += 1
+                if played is not None:
+                    call, text = played
+                    out.append({"role": "assistant", "content": text or None,
+                                "tool_calls": [call]})
+                    answering = call
+                    continue
+            elif role == "user" and answering is not None:
+                out.append({"role": "tool", "tool_call_id": str(answering.get("id", "")),
+                            "content": message.get("content", "")})
+                answering = None
+                continue
+            out.append(dict(message))
+        return out
+
+    async def respond(self, conversation: Conversation, params: SamplingParams | None,
+                      context: EpisodeContext) -> Completion:
+        from colbench.tools import message_for_call
+
+        model = self.model
+        completion = await model._complete(model._state(), self.chat(conversation),
+                                           apply_sampling(params, model.sampling),
+                                           self._schemas)
+        calls = completion.extra.get("tool_calls")
+        if calls:
+            call = calls[0]
+            function = call.get("function") if isinstance(call.get("function"), dict) else {}
+            self._calls[context.turn] = (call, completion.text)
+            completion.text = message_for_call(self.action_tools, str(function.get("name")),
+                                               function.get("arguments") or "{}")
+        return completion
+
+    async def agenerate(self, conversations: Sequence[Conversation],
+                        params: SamplingParams | None = None) -> list[Completion]:
+        return await self.model.agenerate(conversations, params)
 
 
 def build(rest: str, **_: Any) -> OpenAICompatModel:
@@ -474,4 +580,5 @@ def build(rest: str, **_: Any) -> OpenAICompatModel:
         tokens_as_ids=as_bool(KIND, "tokens_as_ids", options.get("tokens_as_ids", "false")),
         extra_body=extra_body,
         name=f"{KIND}:{rest}",
+        tools=as_bool(KIND, "tools", options.get("tools", "false")),
     )

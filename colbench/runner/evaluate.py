@@ -381,7 +381,10 @@ class Runner:
                 observation=observation, action=action, reward=reward,
                 next_observation=next_obs, model_seconds=t1 - t0, env_seconds=t2 - t1,
                 prompt_tokens=completion.prompt_tokens,
-                completion_tokens=completion.completion_tokens, info=turn_info)
+                completion_tokens=completion.completion_tokens, info=turn_info,
+                # A tool-calling model's raw call, beside the message it stood for.
+                **({"tool_calls": completion.extra["tool_calls"]}
+                   if completion.extra.get("tool_calls") else {}))
             turns.append(turn)
             for hook in self.hooks:
                 hook.on_turn(turn_context, completion, turn)

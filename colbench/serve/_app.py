@@ -8,7 +8,8 @@ with a 4xx or 5xx status):
 ``GET  /v1/envs``                            ``{"envs": [{"id", "source"}]}``: registered ids
 ``POST /v1/episodes``                        body ``{"env_id", "env_kwargs", "protocol"}``: a
                                              new episode (its env made now), ``{"episode_id",
-                                             "env": describe(), "action_max_length", ...}``
+                                             "env": describe(), "action_max_length",
+                                             "action_tools", ...}``
 ``POST /v1/episodes/ID/reset``               body ``{"seed", "options", "seq"}``:
                                              ``{"observation", "info"}``
 ``POST /v1/episodes/ID/step``                body ``{"action", "seq"}``: ``{"observation",
@@ -54,6 +55,7 @@ from colbench.serve._episodes import (
     UnknownEpisode,
 )
 from colbench.serve._wire import TokenCheck, check_env_kwargs, dumps, json_value
+from colbench.tools import env_action_tools
 
 logger = logging.getLogger(__name__)
 
@@ -233,6 +235,7 @@ class EnvServer:
                 "protocol": getattr(unwrapped, "protocol", None),
                 "protocols": list(getattr(unwrapped, "protocols", ()) or ()),
                 "max_turns": getattr(unwrapped, "max_turns", None),
+                "action_tools": [tool.to_json() for tool in env_action_tools(env)],
                 "idle_timeout": self.episodes.idle_timeout}
 
     def _sequenced(self, episode: Episode, body: Any,

@@ -11,8 +11,10 @@ from colbench.gyms.backend import sweet_rl
 from colbench.gyms.backend.protocol import ANSWER_MARKER, answer_text, extract_code, is_final_answer
 from colbench.gyms.backend.scoring import score_code
 from colbench.gyms.backend.tasks import SPLIT_SIZES
+from colbench.gyms.backend.tools import BACKEND_TOOLS
 from colbench.simulators import Simulator
 from colbench.tasks import Task, TaskSet
+from colbench.tools import ActionTool
 
 SYSTEM_PROMPT = """You are helping a person write a Python function. They describe what they \
 need, but their request leaves out details that only they know: exact thresholds, special \
@@ -86,6 +88,8 @@ class BackendEnv(TextEnv):
     #: The built-in task sets' splits (a server that ranks the env accepts runs on these).
     splits: ClassVar[tuple[str, ...]] = tuple(SPLIT_SIZES)
     protocols: ClassVar[tuple[str, ...]] = (DEFAULT_PROTOCOL, sweet_rl.PROTOCOL)
+    #: The actions as OpenAI tools (``colbench.tools``): ``ask`` and ``answer``.
+    action_tools: ClassVar[tuple[ActionTool, ...]] = BACKEND_TOOLS
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
                  max_turns: int | None = None, simulator: str | Simulator | None = None,

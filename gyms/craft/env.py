@@ -14,7 +14,9 @@ from colbench.gyms.craft.game import ActionError, CraftingGame, extract_command
 from colbench.gyms.craft.planner import plan_actions
 from colbench.gyms.craft.recipes import RecipeBook, load_recipe_book
 from colbench.gyms.craft.tasks import DEFAULT_DISTRACTORS, load_textcraft_tasks
+from colbench.gyms.craft.tools import CRAFT_TOOLS
 from colbench.tasks import Task, TaskSet
+from colbench.tools import ActionTool
 
 SYSTEM_PROMPT = """You are playing TextCraft, a crafting game with Minecraft recipes. You start \
 with an empty inventory. Gather raw materials and craft the goal item using the crafting \
@@ -102,6 +104,8 @@ class TextCraftEnv(TextEnv):
     one_line_actions: ClassVar[bool] = True
     max_text_length: ClassVar[int] = 100_000
     protocols: ClassVar[tuple[str, ...]] = (DEFAULT_PROTOCOL, agentgym.PROTOCOL)
+    #: The actions as OpenAI tools (``colbench.tools``), the same under both protocols.
+    action_tools: ClassVar[tuple[ActionTool, ...]] = CRAFT_TOOLS
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
                  max_turns: int | None = None, num_distractors: int = DEFAULT_DISTRACTORS,

@@ -119,3 +119,14 @@ def test_remote_env_errors_name_their_cause(env_server) -> None:
     finally:
         env.close()
     assert len(server.app.episodes) == 0
+
+
+def test_a_served_env_offers_its_action_tools(env_server) -> None:
+    server = env_server()
+    env = RemoteEnv(server.url, "colbench/TextCraft-v0")
+    try:
+        assert [tool.name for tool in env.action_tools] == ["get", "craft", "inventory"]
+        assert env.action_tools[0].message({"count": 2, "item": "stick"}) == \
+            "Action: get 2 stick"
+    finally:
+        env.close()
