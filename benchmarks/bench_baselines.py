@@ -37,6 +37,7 @@ class BenchEnv:
 
 ENVS: dict[str, BenchEnv] = {
     "backend": BenchEnv("colbench/Backend-v0", ("no-ask", "ask-then-answer"), 1000),
+    "backend-v1": BenchEnv("colbench/Backend-v1", ("no-ask", "ask-then-answer"), 1000),
     "frontend": BenchEnv("colbench/Frontend-v0", ("no-ask",), 20),
     "web": BenchEnv("colbench/Web-v0", ("random",), 12),
     "textcraft": BenchEnv("colbench/TextCraft-v0", ("random", "greedy"), 100),

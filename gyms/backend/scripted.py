@@ -140,7 +140,7 @@ def read_answer(group: Sequence[Param], answer: str) -> dict[str, Any]:
     return found
 
 
-def _dialogue(messages: Sequence[Message]) -> tuple[list[str], list[str | None]]:
+def agent_turns(messages: Sequence[Message]) -> tuple[list[str], list[str | None]]:
     """The agent's own messages and, for each, the reply that followed it (None if none)."""
     mine: list[str] = []
     replies: list[str | None] = []
@@ -236,7 +236,7 @@ class AskThenAnswerAgent(BlindAgent):
     field: the replies reach it as text in the chat, as they reach a model."""
 
     def act(self, messages: Sequence[Message]) -> str:
-        mine, replies = _dialogue(messages)
+        mine, replies = agent_turns(messages)
         if len(mine) < len(GENERIC_QUESTIONS) and _turns_left(messages) > 1:
             return GENERIC_QUESTIONS[len(mine)]
         return ANSWER_PREFIX + code_from_replies(first_user_message(messages),
@@ -282,7 +282,7 @@ class GeneratorCheckAgent(ScriptedAgent):
         if family is None:
             return ANSWER_PREFIX + naive_code(task)
         groups = self.plan(task, family)
-        mine, replies = _dialogue(messages)
+        mine, replies = agent_turns(messages)
         if len(mine) < len(groups):
             return ask(groups[len(mine)])
         return ANSWER_PREFIX + self.code_from_answers(task, family, groups, replies)

@@ -1,0 +1,165 @@
+"""Backend-v1's generator (gyms/backend/programs): tasks repeat per seed, splits share no
+program structure, every test task is solvable and its tests catch the program's near
+misses, and the request gives no hidden value away."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+import colbench
+from colbench.gyms.backend.generator import run_calls
+from colbench.gyms.backend.programs import generator
+from colbench.gyms.backend.programs.generator import (
+    BUCKETS,
+    draw_program,
+    generate_tasks,
+    leaked_values,
+    load_function,
+    program_of,
+)
+from colbench.gyms.backend.programs.parts import KINDS, read_values, say, sizes_of
+from colbench.gyms.backend.programs.program import Program, program_shape, skeleton_bucket
+from colbench.gyms.backend.programs.tasks import load_program_tasks, mint_tasks
+from colbench.tasks import TaskSet
+
+SEED = 4242
+
+
+@pytest.fixture(scope="module")
+def few():
+    return generate_tasks("test", 12, SEED)
+
+
+@pytest.fixture(scope="module")
+def test_split():
+    return load_program_tasks("test")
+
+
+def test_the_same_seed_gives_the_same_tasks_and_another_seed_others(few):
+    again = generate_tasks("test", 12, SEED)
+    assert [t.canonical_json() for t in again] == [t.canonical_json() for t in few]
+    other = generate_tasks("test", 12, SEED + 1)
+    assert {t.privileged["ground_truth"] for t in other}.isdisjoint(
+        t.privileged["ground_truth"] for t in few)
+    # A slice generated on its own is the same slice of the longer set.
+    assert generate_tasks("test", 3, SEED, start=4)[1].canonical_json() == few[5].canonical_json()
+
+
+def test_splits_draw_from_disjoint_structures(few):
+    train = generate_tasks("train", 12, SEED)
+    challenge = mint_tasks(SEED, 4, split="winter")
+    skeletons = {name: {program_of(t).skeleton() for t in ts}
+                 for name, ts in (("test", few), ("train", train), ("challenge", challenge))}
+    assert not skeletons["test"] & skeletons["train"]
+    assert not skeletons["challenge"] & (skeletons["test"] | skeletons["train"])
+    for name, ts in (("test", few), ("train", train), ("challenge", challenge)):
+        assert all(skeleton_bucket(program_of(t).skeleton()) in BUCKETS[name] for t in ts)
+    assert [t.id for t in challenge] == [f"backend-v1-winter-{i:05d}" for i in range(4)]
+    assert set(BUCKETS["test"]).isdisjoint(BUCKETS["train"])
+
+
+def test_a_task_is_a_real_module_with_ten_or_more_tests_that_catch_every_near_miss(few):
+    for task in few:
+        program = program_of(task)
+        assert program.source() == task.privileged["ground_truth"]
+        calls = task.privileged["test_cases"]
+        assert len(calls) >= 10
+        reference = run_calls(task.privileged["ground_truth"], calls)
+        assert all(out is not None for out in reference)
+        for what, miss in program.near_misses():
+            assert run_calls(miss.source(), calls) != reference, (task.id, what)
+
+
+def test_the_request_states_no_hidden_value_and_every_part_has_a_fact(few):
+    for task in few:
+        assert leaked_values(task) == []
+        assert task.prompt.rstrip().endswith(task.metadata["signature"])
+        program = program_of(task)
+        facts = task.privileged["parts"]
+        assert len(facts) == len(program.parts())
+        for fact in facts:
+            for said in fact["values"]:
+                for token in re.findall(r"'[^']*'|-?\d+(?:\.\d+)?%?", said):
+                    assert token in fact["statement"], (fact, token)
+        # What the generator keeps for itself stays out of the public metadata.
+        assert not {"family", "open_details", "program"} & set(task.metadata)
+
+
+def test_every_statement_reads_back_to_its_part_values():
+    rng = random.Random(3)
+    for _ in range(300):
+        try:
+            program = draw_program(rng, rng.choice((1, 2, 3)))
+        except generator.TaskValidationError:
+            continue
+        for part, ctx in program.contexts():
+            kind = KINDS[part.kind]
+            read = read_values(kind.slots(part), kind.statement(part, ctx), sizes_of(part))
+            assert read == {s.name: part.values[s.name] for s in kind.slots(part)}, part
+
+
+def test_read_values_reads_each_slot_type_and_stops_at_what_is_missing():
+    from colbench.gyms.backend.programs.parts import Slot
+
+    slots = [Slot("t", "number"), Slot("p", "percent"), Slot("w", "words"),
+             Slot("tab", "table")]
+    text = f"above {say('number', 12.5)}, cut by {say('percent', 0.15)}; for " \
+           f"{say('words', ['a', 'b'])}: {say('table', {'x': 3, 'y': 4})}."
+    assert read_values(slots, text, {"w": 2, "tab": 2}) == {
+        "t": 12.5, "p": 0.15, "w": ["a", "b"], "tab": {"x": 3, "y": 4}}
+    assert read_values(slots, "no numbers here", {"w": 2, "tab": 2}) == {}
+
+
+def test_a_program_survives_json_and_the_shape_ignores_names_and_constants():
+    rng = random.Random(11)
+    program = draw_program(rng, 3)
+    again = Program.from_json(program.to_json())
+    assert again.source() == program.source()
+    renamed = program.source().replace(program.function, "something_else")
+    assert program_shape(renamed) == program_shape(program.source())
+    function = load_function(program.source(), program.function)
+    assert callable(function)
+
+
+def test_the_built_in_test_split_is_an_open_space(test_split):
+    assert len(test_split) == 1000
+    shapes = {program_shape(t.privileged["ground_truth"]) for t in test_split}
+    assert len(shapes) >= 900
+    names = {t.privileged["function_name"] for t in test_split}
+    assert len(names) >= 400
+    assert {t.metadata["level"] for t in test_split} == {1, 2, 3}
+
+
+def test_every_test_task_is_solvable_by_its_reference(test_split):
+    # In-process (the reference is our own code): every test call gives a value.
+    for task in test_split:
+        outs = run_calls(task.privileged["ground_truth"], task.privileged["test_cases"])
+        assert all(out is not None for out in outs), task.id
+
+
+def test_the_oracle_and_the_generator_check_score_everything_in_the_env(test_split):
+    tasks = TaskSet("v1-sample", list(test_split)[::50])
+    env = colbench.make("colbench/Backend-v1", tasks=tasks)
+    try:
+        from baseline_checks import play, scripted
+
+        for name in ("oracle", "generator-check"):
+            for task in tasks:
+                _, metrics = play(env, scripted(env, name, task.id, 0), task.id, 0)
+                assert metrics["success"], (name, task.id, metrics)
+    finally:
+        env.close()
+
+
+def test_backend_v0_is_unchanged_by_v1():
+    from colbench.gyms.backend.env import BackendEnv
+
+    env = colbench.make("colbench/Backend-v0")
+    try:
+        assert type(env.unwrapped) is BackendEnv and env.unwrapped.version == "0"
+        assert env.unwrapped.tasks.name == "backend-test"
+    finally:
+        env.close()
