@@ -11,8 +11,8 @@ opened, evidence recall...). A record edited to success, one with an edited obse
 one written without searching disagrees with the env somewhere.
 
 Runs made with another ``top_k`` than the default (5) show other result lists, so they do
-not replay clean. Cost: the world and its index are made once per process (well under a
-second each); a replay is about a millisecond per search.
+not replay clean. Cost: the world and its index are made once per process (about a second
+each); a replay is about a millisecond per search.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ Any other integer seed (``world_seed=``) makes a further world of 500 questions,
 challenge split minted from a secret seed: the set's name carries a hash of the seed, not
 the seed.
 
-Generating a world, its corpus and its questions takes well under a second, so nothing is
+Generating a world, its corpus and its questions takes about a second, so nothing is
 shipped: tasks are generated when first asked for and kept for the process. The BM25 index
 is built once per world and cached on disk (:func:`colbench.gyms.search.index.cached_index`).
 
