@@ -181,3 +181,7 @@ class Summary(BaseModel):
     seed: int | None = None
     created_at: str | None = None
     seconds: float | None = None
+    #: The code sandbox's isolation during the run (``colbench.sandbox.describe_isolation``:
+    #: ``level``, ``mode``, ``in_force``, ``missing``); None where the env runs no code in
+    #: the sandbox, and in summaries written before it was recorded.
+    isolation: dict[str, Any] | None = None

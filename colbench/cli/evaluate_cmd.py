@@ -112,6 +112,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="where the machine gives the code sandbox no private filesystem view "
                         "or empty network (no root, no user namespaces), run the agents' code "
                         "anyway: it can then read your files and use the network")
+    p.add_argument("--require-isolation", choices=["full"], metavar="full",
+                   help="refuse to start unless the code sandbox gives full isolation: "
+                        "per-job memory and process limits (cgroups this user may write), "
+                        "seccomp, and namespaces; the line 'sandbox isolation: ...' printed "
+                        "at start says what this machine gives")
     add_executor_arguments(p)
     p.add_argument("--env-url", metavar="URL",
                    help="play envs served by 'colbench serve-envs' at URL instead of making "
@@ -201,6 +206,21 @@ def read_system_prompt(path: Path | None) -> str | None:
         raise ConfigError(f"--system-prompt {path}: cannot read it ({exc})") from exc
 
 
+def isolation_announcer() -> Any:
+    """A run hook that prints, as the run starts, the one line that says what isolation the
+    code sandbox gives and what it lacks (to stderr: stdout keeps the results table)."""
+    from colbench.runner import RunHooks, Runner
+    from colbench.sandbox import isolation_line
+
+    class AnnounceIsolation(RunHooks):
+        def on_run_start(self, runner: Runner) -> None:
+            # An env served elsewhere (--env-url) wrote the record: print it safely.
+            line = isolation_line(runner.isolation, runner.config.env)
+            print(f"colbench evaluate: {safe_text(line)}", file=sys.stderr, flush=True)
+
+    return AnnounceIsolation()
+
+
 def run(args: argparse.Namespace) -> int:
     import colbench  # noqa: F401  (registers env ids)
     from colbench.models.base import SamplingParams
@@ -238,11 +258,11 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress, executor=args.executor,
         executor_options=executor_options_from_args(args),
         system_prompt=read_system_prompt(getattr(args, "system_prompt", None)),
-        env_url=args.env_url)
+        env_url=args.env_url, require_isolation=args.require_isolation)
     if args.overwrite:
         RunDir(out).clear()
     try:
-        summary = evaluate(config)
+        summary = evaluate(config, hooks=[isolation_announcer()])
     except KeyboardInterrupt:
         print(f"\ncolbench evaluate: interrupted; the finished episodes are saved in {out}. "
               f"To resume, rerun:\n  {resume_command(args, out)}", file=sys.stderr)

@@ -35,7 +35,8 @@ def summarise_records(records: Sequence[EpisodeRecord], *, env: str, model: str,
         simulator=env_facts.get("simulator"), scorer=env_facts.get("scorer"),
         scorer_weights_hash=env_facts.get("scorer_weights_hash"),
         protocol=env_facts.get("protocol") or "colbench", seed=seed,
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), seconds=seconds)
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), seconds=seconds,
+        isolation=env_facts.get("isolation"))
 
 
 def aggregate_episodes(records: Sequence[EpisodeRecord],

@@ -80,6 +80,7 @@ from colbench.runner.failures import (
     stop_message,
 )
 from colbench.runner.hooks import RunHooks
+from colbench.sandbox import ISOLATION_LEVELS, check_isolation
 
 logger = logging.getLogger(__name__)
 
@@ -132,9 +133,18 @@ class EvalConfig:
     #: None: envs made in this process. Not part of the run's identity: a run scores the
     #: same wherever its envs ran.
     env_url: str | None = None
+    #: Refuse to start unless the code sandbox gives at least this isolation
+    #: (``--require-isolation full``: per-job limits, seccomp, namespaces; see
+    #: :func:`colbench.sandbox.describe_isolation`); None: run with what the machine gives.
+    #: An env that runs no code in the sandbox has nothing to require.
+    require_isolation: str | None = None
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
+        if self.require_isolation is not None and \
+                self.require_isolation not in ISOLATION_LEVELS:
+            raise ConfigError(f"--require-isolation must be one of "
+                              f"{', '.join(ISOLATION_LEVELS)}, got {self.require_isolation!r}")
         if self.max_turns is not None:
             try:
                 episode_turn_budget(self.max_turns)
@@ -255,7 +265,14 @@ class Runner:
                            config.num_tasks, all_tasks.name, len(all_tasks))
         #: What may grow when this run extends a stored one: more trials, more of the tasks.
         self.growth = {"trials": more_trials, "task_set": task_set_prefix_rule(all_tasks)}
-        self.env_facts = first.unwrapped.describe()
+        try:
+            self.env_facts = first.unwrapped.describe()
+            #: What guards the agent's code (None: the env runs none in the sandbox).
+            self.isolation: dict[str, Any] | None = self.env_facts.get("isolation")
+            check_isolation(self.isolation, config.require_isolation)
+        except BaseException:
+            close_quietly(first)
+            raise
         self.run_dir = RunDir(config.out)
         # One thread writes records, in order: the fsync stays off the event loop.
         self._write_executor = ThreadPoolExecutor(max_workers=1,
@@ -562,9 +579,11 @@ class Runner:
         self.model.close()
 
 
-def evaluate(config: EvalConfig, model: BaseChatModel | None = None) -> Summary:
-    """Run an evaluation to completion (resuming what ``config.out`` already holds)."""
-    runner = Runner(config, model=model)
+def evaluate(config: EvalConfig, model: BaseChatModel | None = None, *,
+             hooks: Sequence[RunHooks] = ()) -> Summary:
+    """Run an evaluation to completion (resuming what ``config.out`` already holds);
+    ``hooks`` observe it (:class:`~colbench.runner.hooks.RunHooks`)."""
+    runner = Runner(config, model=model, hooks=hooks)
     try:
         return asyncio.run(_run_with_model_threads(runner))
     finally:

@@ -550,11 +550,13 @@ class JobCgroups:
 # ------------------------------------------------------------------------------- setup
 
 def setup(limits: dict[str, Any]) -> tuple[JobCgroups | None, str]:
-    """This worker's per-job cgroups, or None and the reason there are none. Must run
-    before the worker leaves the real filesystem."""
+    """This worker's per-job cgroups, or None and the reason there are none (headed
+    ``cgroups not writable as this user`` where the kernel refused for want of permission).
+    Must run before the worker leaves the real filesystem."""
     mounts = _mounts()
     own = _own_cgroups()
     reasons = []
+    refused = False  # for want of permission, as an unprivileged user is
     v2_mounts = [m for m in mounts if m[2] == "cgroup2"]
     if v2_mounts and "" in own:
         root, point, _, _ = v2_mounts[0]
@@ -564,6 +566,7 @@ def setup(limits: dict[str, Any]) -> tuple[JobCgroups | None, str]:
                 raise OSError(errno.ENOENT, "this process's cgroup is not under the mount")
             return _setup_v2(base, limits), ""
         except OSError as exc:
+            refused |= exc.errno in _PERMISSION_ERRORS
             reasons.append(f"cgroup v2 at {point}: {exc.strerror or exc}")
     else:
         reasons.append("no cgroup v2 hierarchy is mounted")
@@ -593,10 +596,15 @@ def setup(limits: dict[str, Any]) -> tuple[JobCgroups | None, str]:
             for fd in opened:
                 os.close(fd)
             _remove_parents(made)
+            refused |= exc.errno in _PERMISSION_ERRORS
             reasons.append(f"cgroup v1 memory and pids: {exc.strerror or exc}")
     else:
         reasons.append("no cgroup v1 memory and pids hierarchies")
-    return None, "; ".join(reasons)
+    reason = "; ".join(reasons)
+    return None, f"cgroups not writable as this user ({reason})" if refused else reason
+
+
+_PERMISSION_ERRORS = (errno.EACCES, errno.EPERM, errno.EROFS)
 
 
 def _setup_v2(base: str, limits: dict[str, Any]) -> JobCgroups:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+from typing import Any
 
 from colbench.errors import ConfigError
 from colbench.sandbox._pool import Sandbox
@@ -31,6 +32,19 @@ def get_sandbox() -> Sandbox:
                     from None
             _shared = Sandbox(workers=workers)
         return _shared
+
+
+def shared_isolation() -> dict[str, Any]:
+    """The isolation report (:attr:`Sandbox.isolation`) of the process-wide pool: the
+    running pool's, else that of one worker started with the same settings to answer and
+    stopped again, so that a process that only asks (a driver whose envs run on other
+    machines) starts no pool. Raises :class:`colbench.errors.EnvironmentFailure` where the
+    pool would refuse to start."""
+    with _shared_lock:
+        if _shared is not None and not _shared.closed:
+            return _shared.isolation
+    with Sandbox(workers=1) as probe:
+        return probe.isolation
 
 
 @atexit.register

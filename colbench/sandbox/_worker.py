@@ -404,6 +404,7 @@ class Worker:
         self.child_cgroup: _cgroup.JobCgroup | None = None
         self.report["cgroup"] = self.cgroups.describe() if self.cgroups is not None else None
         if self.cgroups is None:
+            self.report["cgroup_missing"] = no_cgroups
             self.report["notes"].append(
                 f"no per-job cgroup ({no_cgroups}): the memory limit applies to each process, "
                 "not to the job, so a job of several processes can hold that much memory in "

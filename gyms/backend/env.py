@@ -166,7 +166,16 @@ class BackendEnv(TextEnv):
                        info={"final_answer": code}, metrics=metrics)
 
     def describe(self) -> dict[str, Any]:
+        """The facts results record, with the code sandbox's isolation (``isolation``, see
+        ``colbench.sandbox.describe_isolation``): the answers run there, so a run says what
+        guards them. Without a sandbox of its own the env asks what the process-wide pool
+        gives, which starts no pool (one worker answers and stops)."""
+        from colbench.sandbox import describe_isolation, shared_isolation
+
         facts = super().describe()
+        report = shared_isolation() if self._sandbox is None else \
+            getattr(self._sandbox, "isolation", None)
         facts.update(simulator=self.simulator.name,
-                     scorer=sweet_rl.SCORER if self.harness else "hidden-tests")
+                     scorer=sweet_rl.SCORER if self.harness else "hidden-tests",
+                     isolation=describe_isolation(report) if isinstance(report, dict) else None)
         return facts

@@ -90,10 +90,10 @@ def test_an_extension_removes_the_smaller_runs_summary_until_it_finishes(tmp_pat
     assert _evaluate(guess_env_id, out, "--limit", "2") == 0
     assert RunDir(out).has_summary()
 
-    def interrupted(config, model=None):
+    def interrupted(config, model=None, hooks=()):
         from colbench.runner.evaluate import Runner
 
-        runner = Runner(config, model=model)
+        runner = Runner(config, model=model, hooks=hooks)
         try:
             runner._prepare_out()
         finally:
@@ -143,7 +143,7 @@ def test_the_progress_bar_stays_off_a_pipe(run_cli, guess_env_id, tmp_path):
 def test_ctrl_c_prints_the_command_that_resumes(tmp_path, guess_env_id, monkeypatch, capsys):
     import colbench.runner
 
-    def interrupt(config, model=None):
+    def interrupt(config, model=None, hooks=()):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(colbench.runner, "evaluate", interrupt)

@@ -1,4 +1,5 @@
-"""Issue 13, item 3: the same isolation without root, from a user namespace.
+"""Issue 13, item 3: the same isolation without root, from a user namespace; issue 21, item 4:
+what that isolation lacks (per-job limits, where cgroups are not this user's) is said aloud.
 
 The cheats that scored as a non-root user before (earlier runs' records under the working
 directory, the task cache, the parent's command line and working directory, gc and frames)
@@ -9,6 +10,7 @@ user namespaces are refused, the pool must refuse to start unless the caller acc
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -20,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from colbench.errors import EnvironmentFailure
-from colbench.sandbox import Sandbox, values_equal
+from colbench.sandbox import Sandbox, describe_isolation, isolation_line, values_equal
 from colbench.sandbox._pool import missing_isolation, refuse_without_isolation
 
 from .conftest import TEST_LIMITS, assert_healthy
@@ -171,6 +173,62 @@ def test_gc_and_frames_score_zero(pool: Sandbox) -> None:
     assert score(pool, code, ["from_gc()", "from_frames()"]) == 0
 
 
+NO_JOB_LIMITS = "no per-job memory or process limit"
+
+
+def test_the_isolation_record_names_what_is_missing(pool: Sandbox) -> None:
+    """Without per-job cgroups (as an unprivileged user here: cgroup v1 refuses, v2 offers
+    no controllers) the record says partial and names the missing limit and why."""
+    record = describe_isolation(pool.isolation)
+    assert record["mode"] == "user-namespace"
+    assert {"private read-only filesystem view", "no network",
+            "own PID namespace"} <= set(record["in_force"])
+    if pool.isolation["cgroup"] is not None:  # a machine that delegates cgroups to the user
+        assert record["level"] == "full" and record["missing"] == []
+        return
+    assert record["level"] == "partial"
+    (missing,) = [m for m in record["missing"] if m.startswith(NO_JOB_LIMITS)]
+    assert "limited per process only" in missing
+    if os.geteuid() != 0:
+        assert "cgroups not writable as this user" in missing
+    line = isolation_line(record)
+    assert line.startswith("sandbox isolation: partial (user-namespace mode") and missing in line
+
+
+def _evaluate(out: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    """``colbench evaluate`` in a process of its own: a fresh process-wide pool, in the
+    user-namespace mode (the default without root; asked for as root). Its home and task
+    cache are folders of the test (not the pool fixture's cache, nor a home the user of the
+    re-run may lack)."""
+    env = {**os.environ, "HOME": str(out.parent), "COLBENCH_CACHE": str(out.parent / "cache")}
+    if os.geteuid() == 0:
+        env["COLBENCH_SANDBOX_USERNS"] = "1"
+    return subprocess.run(
+        [sys.executable, "-m", "colbench", "evaluate", "colbench/Backend-v0", "--model",
+         "scripted:oracle", "--limit", "2", "--no-progress", "--out", str(out), *flags],
+        cwd=out.parent, env=env, capture_output=True, text=True, timeout=240)
+
+
+def test_evaluate_prints_and_records_the_missing_limits(tmp_path: Path) -> None:
+    ran = _evaluate(tmp_path / "run")
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    record = json.loads((tmp_path / "run" / "summary.json").read_text())["isolation"]
+    assert record["mode"] == "user-namespace"
+    if record["level"] == "full":
+        pytest.skip("this machine gives this user per-job cgroups: nothing is missing")
+    assert record["level"] == "partial"
+    assert any(m.startswith(NO_JOB_LIMITS) for m in record["missing"])
+    # One line at the start of the run says the same.
+    (line,) = [text for text in ran.stderr.splitlines() if "sandbox isolation:" in text]
+    assert line == f"colbench evaluate: {isolation_line(record)}"
+
+    refused = _evaluate(tmp_path / "strict", "--require-isolation", "full")
+    assert refused.returncode == 2
+    assert "--require-isolation full: the code sandbox gives partial isolation" in refused.stderr
+    assert NO_JOB_LIMITS in refused.stderr
+    assert not (tmp_path / "strict").exists()  # refused before anything was written
+
+
 def test_without_isolation_the_pool_refuses_unless_the_risk_is_accepted() -> None:
     weak = {"mode": "none", "private_root": False, "network_namespace": True,
             "notes": ["no user namespace (Operation not permitted)"]}
@@ -224,4 +282,4 @@ def test_the_cheats_score_zero_as_a_non_root_user(request: pytest.FixtureRequest
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     # Every cheat ran as that user: none was skipped for want of a user namespace.
     assert "no user namespaces for this user" not in result.stdout, result.stdout[-2000:]
-    assert "7 passed" in result.stdout, result.stdout[-2000:]
+    assert "9 passed" in result.stdout, result.stdout[-2000:]
