@@ -139,12 +139,21 @@ def _children_cpu() -> float:
 
 
 def worker_cpu(pids: set[int]) -> float:
-    """CPU seconds used so far by the workers and the job processes they reaped."""
+    """CPU seconds used so far by the workers and the job processes they reaped. A pid the
+    pool reports is the process it started; where the worker is init of a PID namespace,
+    that process only relays, and the worker is its child, so each one's live children
+    count too (elsewhere that is a prepared job's child: a millisecond at most)."""
     total = 0
     for pid in pids:
-        with open(f"/proc/{pid}/stat") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-        total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+        with open(f"/proc/{pid}/task/{pid}/children") as listing:
+            children = [int(child) for child in listing.read().split()]
+        for process in (pid, *children):
+            try:
+                with open(f"/proc/{process}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except FileNotFoundError:
+                continue  # a job's child that ended meanwhile: its parent counts it
+            total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
     return total / os.sysconf("SC_CLK_TCK")
 
 
@@ -329,7 +338,8 @@ def main() -> None:
             "making cgroups in this process needs root"
 
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    applied = [k for k in ("network_namespace", "uid_drop", "private_root") if isolation[k]]
+    applied = [k for k in ("network_namespace", "pid_namespace", "uid_drop", "private_root")
+               if isolation[k]]
     print(f"sandbox cost per task (10 calls); {os.cpu_count()} CPUs, load average {load}")
     print(f"isolation applied: {', '.join(applied) or 'none'}; rlimits: "
           f"{', '.join(isolation['rlimits'])}")
