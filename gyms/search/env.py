@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from colbench.actions import find_action
-from colbench.env import Message, Outcome, ScriptedAgent, TextEnv
+from colbench.env import DEFAULT_PROTOCOL, Message, Outcome, ScriptedAgent, TextEnv
 from colbench.errors import ConfigError
+from colbench.gyms.search import agentgym
 from colbench.gyms.search.index import Hit
 from colbench.gyms.search.scoring import exact_match, token_f1
 from colbench.gyms.search.tasks import SPLIT_SEEDS, Corpus, load_corpus, load_search_tasks
 from colbench.tasks import Task, TaskSet
 
 DEFAULT_TOP_K = 5
+logger = logging.getLogger("colbench")
 
 SYSTEM_PROMPT = """You answer a question about a fictional world by searching a collection of \
 encyclopedia articles about it. Nothing you know from elsewhere applies: every fact is in the \
@@ -105,7 +108,13 @@ class DeepSearchEnv(TextEnv):
     many hops (1 to 4), a curriculum by depth; ``tasks``: a ``TaskSet`` or task JSONL whose
     tasks name their ``world_seed``; ``top_k``: results per search (the leaderboard's replay
     plays the default, 5); ``max_turns``: the turn budget (also per episode through
-    ``reset(options={"max_turns": N})``).
+    ``reset(options={"max_turns": N})``); ``protocol``: ``colbench`` (default) or
+    ``agentgym`` (AgentGym-RL's SearchQA: ``<search>``, ``<information>``, ``<answer>``,
+    top 3 passages, reward 1 on an exact match, wrong answers may be retried, 30 turns; see
+    ``colbench.gyms.search.agentgym``), which also takes ``tasks`` as a published QA JSONL
+    (``question``, ``golden_answers``) with ``corpus`` (a Search-R1 corpus JSONL, indexed
+    with BM25) or ``retriever`` (the URL of a Search-R1 retrieval server); without them it
+    plays the generated world. The scripted baselines speak colbench's protocol only.
 
     ## Registered ids
 
@@ -122,35 +131,77 @@ class DeepSearchEnv(TextEnv):
     one_line_actions: ClassVar[bool] = True
     max_text_length: ClassVar[int] = 100_000
     splits: ClassVar[tuple[str, ...]] = tuple(SPLIT_SEEDS)
+    protocols: ClassVar[tuple[str, ...]] = (DEFAULT_PROTOCOL, agentgym.PROTOCOL)
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
                  world_seed: int | None = None, hops: int | None = None,
                  top_k: int = DEFAULT_TOP_K, max_turns: int | None = None,
+                 corpus: str | None = None, retriever: str | None = None,
                  render_mode: str | None = None, protocol: str | None = None) -> None:
         self.choose_protocol(protocol)
+        self.agentgym = self.protocol == agentgym.PROTOCOL
         if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 50:
             raise ConfigError(f"DeepSearch top_k must be a whole number from 1 to 50, "
                               f"got {top_k!r}")
-        if isinstance(tasks, TaskSet):
-            task_set = tasks
-        elif tasks is not None:
-            if not Path(tasks).is_file():
-                raise ConfigError(f"DeepSearch tasks {tasks!r}: not a task JSONL file")
-            task_set = TaskSet.load(tasks)
-        else:
-            task_set = load_search_tasks(split, world_seed, hops)
-        for task in task_set:
-            if not isinstance(task.privileged.get("world_seed"), int):
-                raise ConfigError(f"DeepSearch task {task.id!r} names no world_seed in its "
-                                  "privileged data")
+        if (corpus or retriever) and not self.agentgym:
+            raise ConfigError("DeepSearch corpus= and retriever= are for --protocol agentgym")
+        if corpus and retriever:
+            raise ConfigError("DeepSearch takes corpus= or retriever=, not both")
+        #: The user's retriever (agentgym with a corpus or a server), else None: the world's.
+        self.user_retriever: agentgym.Retriever | None = (
+            agentgym.corpus_retriever(corpus) if corpus
+            else agentgym.ServerRetriever(retriever) if retriever else None)
+        if self.agentgym and max_turns is None:
+            max_turns = agentgym.MAX_TURNS
+        task_set = self._task_set(split, tasks, world_seed, hops)
         super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
         self.top_k = top_k
+        self.game: agentgym.SearchQAGame | None = None
         self.corpus: Corpus | None = None
         #: The last search's results (what the agent was shown), the articles opened.
         self.last_hits: list[Hit] = []
         self.opened: list[str] = []
         self._searches = 0
         self._invalid = 0
+
+    def _task_set(self, split: str, tasks: str | TaskSet | None, world_seed: int | None,
+                  hops: int | None) -> TaskSet:
+        if isinstance(tasks, TaskSet):
+            task_set = tasks
+        elif tasks is not None:
+            if not Path(tasks).is_file():
+                raise ConfigError(f"DeepSearch tasks {tasks!r}: not a task JSONL file")
+            if self.agentgym and agentgym.is_qa_file(tasks):
+                if self.user_retriever is None:
+                    raise ConfigError(f"DeepSearch tasks {tasks!r} are published QA rows: "
+                                      "give their corpus= (a corpus JSONL) or retriever= (a "
+                                      "retrieval server's URL)")
+                return agentgym.load_qa_file(tasks)
+            task_set = TaskSet.load(tasks)
+        else:
+            if self.user_retriever is not None:
+                raise ConfigError("DeepSearch corpus= or retriever= needs the questions "
+                                  "asked over it: tasks= a QA JSONL (question, "
+                                  "golden_answers)")
+            task_set = load_search_tasks(split, world_seed, hops)
+            if self.agentgym:
+                logger.warning("DeepSearch under --protocol agentgym: no user corpus given, "
+                               "so it plays colbench's generated world (pass tasks=QA.jsonl "
+                               "with corpus=CORPUS.jsonl or retriever=URL for your own)")
+                return agentgym.generated_world_tasks(task_set)
+        if self.user_retriever is None:
+            for task in task_set:
+                if not isinstance(task.privileged.get("world_seed"), int):
+                    raise ConfigError(f"DeepSearch task {task.id!r} names no world_seed in "
+                                      "its privileged data")
+        return task_set
+
+    def describe(self) -> dict[str, Any]:
+        facts = super().describe()
+        if self.agentgym:
+            facts["scorer"] = ("exact-match, " + ("user retriever" if self.user_retriever
+                                                  else "generated world (no user corpus)"))
+        return facts
 
     @property
     def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]
@@ -159,12 +210,18 @@ class DeepSearchEnv(TextEnv):
         return {"oracle": DeepSearchOracle, **BASELINES}
 
     def system_prompt(self, task: Task) -> str:
+        if self.agentgym:
+            return agentgym.SYSTEM_PROMPT
         return SYSTEM_PROMPT.format(top_k=self.top_k, max_turns=self._episode_max_turns)
 
     def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:
-        self.corpus = load_corpus(int(task.privileged["world_seed"]))
         self.last_hits, self.opened = [], []
         self._searches = self._invalid = 0
+        retriever = self.user_retriever
+        if retriever is None:
+            self.corpus = load_corpus(int(task.privileged["world_seed"]))
+            retriever = agentgym.IndexRetriever(self.corpus.index)
+        self.game = agentgym.SearchQAGame(task, retriever)
         return f"Question: {task.prompt}", {}
 
     def _metrics(self, answer: str | None) -> dict[str, Any]:
@@ -181,6 +238,9 @@ class DeepSearchEnv(TextEnv):
                 "kind": self.task.metadata.get("kind")}
 
     def _act(self, action: str, *, last_turn: bool) -> Outcome:
+        if self.agentgym:
+            assert self.game is not None
+            return self.game.act(action, turns=self.turn, last_turn=last_turn)
         assert self.corpus is not None
         parsed = parse_action(action)
         verb, argument = parsed if parsed else ("", "")
@@ -217,12 +277,20 @@ class DeepSearchOracle(ScriptedAgent):
     """Follows the task's evidence chain with real searches: for each evidence article in
     order, it searches the article's title, opens the article from the results, and after
     the last one answers the gold answer. It never opens an article the search did not
-    show, so every task it solves proves the engine finds each step of the chain."""
+    show, so every task it solves proves the engine finds each step of the chain. Under
+    ``agentgym`` (no ``open``) it searches each evidence title, then answers."""
 
     def act(self, messages: Sequence[Message]) -> str:
         env = self.env.unwrapped
         assert isinstance(env, DeepSearchEnv)
         data = env.privileged()
+        if env.agentgym:
+            # One search per evidence article (none for a user's QA row), then the answer.
+            assert env.game is not None
+            titles = data.get("evidence_titles", [])
+            if env.game.searches < len(titles):
+                return f"<think>Next step.</think><search>{titles[env.game.searches]}</search>"
+            return f"<think>Done.</think><answer>{agentgym.golden_answers(env.task)[0]}</answer>"
         for document, title in zip(data["evidence"], data["evidence_titles"], strict=True):
             if document in env.opened:
                 continue
