@@ -38,14 +38,19 @@ class BlindAgent(ScriptedAgent):
     """A scripted agent that sees only the chat, like a model.
 
     It drops the env it is made with, so that nothing it does can depend on the task's
-    privileged data or hidden metadata. ``seed`` is the episode's seed; the runner sets it
-    before the first turn (``scripted:NAME`` binds one agent per episode)."""
+    privileged data or hidden metadata. ``seed`` is the episode's seed, set through
+    :meth:`seed_episode` before the first turn (``scripted:NAME`` binds one agent per
+    episode)."""
 
     #: Whether the agent may read privileged data; listed so that tools and tests can tell
     #: baselines from oracles.
     sees_privileged: ClassVar[bool] = False
 
     def __init__(self, env: Any = None, seed: int = 0) -> None:  # noqa: ARG002 - dropped
+        self.seed = int(seed)
+
+    def seed_episode(self, seed: int) -> None:
+        """Draw from ``seed`` (the episode's) from now on."""
         self.seed = int(seed)
 
     @abc.abstractmethod

@@ -83,6 +83,19 @@ class ScriptedAgent(abc.ABC):
     def act(self, messages: Sequence[Message]) -> str:
         """The agent's next message, given the chat so far."""
 
+    def seed_episode(self, seed: int) -> None:
+        """Take the episode's seed before the first turn (``scripted:NAME`` binds one agent
+        per episode and calls this wherever the agent plays, in this process or beside a
+        remote env). Deterministic agents ignore it; one that draws at random seeds its
+        draws from it, so that a run repeats exactly under every executor.
+
+        Parameters
+        ----------
+        seed:
+            The episode's seed (the record's ``seed``).
+        """
+        return None
+
 
 def episode_turn_budget(value: Any) -> int | None:
     """The ``max_turns`` of ``reset(options=...)``, checked: a whole number of at least 1, or

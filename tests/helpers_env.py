@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from colbench.baselines import BlindAgent, chat_rng
 from colbench.env import Outcome, ScriptedAgent, TextEnv
 from colbench.errors import EnvironmentFailure
 from colbench.tasks import Task, TaskSet
@@ -192,7 +193,16 @@ class Asker(ScriptedAgent):
         return asker_reply(messages)
 
 
-GuessEnv.scripted_agents = {"oracle": Oracle, "no-ask": NoAsk, "asker": Asker}
+class RandomGuess(BlindAgent):
+    """Answers a number drawn from the episode's seed and the chat (a blind baseline: two
+    episodes differ unless their seeds agree)."""
+
+    def act(self, messages: Sequence[dict[str, str]]) -> str:
+        return f"{ANSWER} {chat_rng(self.seed, messages).randint(1, 100)}"
+
+
+GuessEnv.scripted_agents = {"oracle": Oracle, "no-ask": NoAsk, "asker": Asker,
+                            "random": RandomGuess}
 
 
 # -- python:helpers_env:NAME models ------------------------------------------------------------

@@ -14,7 +14,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from colbench.baselines import BlindAgent
 from colbench.errors import ConfigError
 from colbench.models.base import (
     BaseChatModel,
@@ -38,14 +37,32 @@ class ScriptedModel(BaseChatModel):
 
     def bind_episode(self, env: Any, context: EpisodeContext) -> BaseChatModel:
         agent = env.unwrapped.scripted_agent(self.agent_name)
-        if isinstance(agent, BlindAgent):
-            agent.seed = int(context.seed)
+        seed_scripted_agent(agent, int(context.seed))
         return _BoundScripted(self.name, agent)
 
     def generate(self, conversations: Sequence[Conversation],
                  params: SamplingParams | None = None) -> list[Completion]:
         raise ConfigError(f"{self.name} acts inside an episode only: the runner binds it to "
                           "an env with bind_episode()")
+
+
+def seed_scripted_agent(agent: Any, seed: int) -> None:
+    """Give ``agent`` its episode's seed: every scripted agent gets it the same way, the
+    real object here or a stand-in for one that plays beside a remote env (which passes it
+    on), so that a run writes the same episodes under every executor.
+
+    Parameters
+    ----------
+    agent:
+        The agent an env's ``scripted_agent(NAME)`` returned. One without
+        ``seed_episode`` (an agent that is not a :class:`~colbench.env.ScriptedAgent`) is
+        deterministic by contract and is left as it is.
+    seed:
+        The episode's seed.
+    """
+    seeder = getattr(agent, "seed_episode", None)
+    if callable(seeder):
+        seeder(seed)
 
 
 class _BoundScripted(BaseChatModel):

@@ -105,6 +105,40 @@ def translate_ray_error(exc: BaseException, what: str) -> BaseException:
     return exc
 
 
+#: What Ray 2.x writes where a cluster with token authentication refused a client; the
+#: refusal reaches ``ray.init``'s caller as a ConnectionError whose cause quotes it.
+_AUTHENTICATION_MARKS = ("AuthenticationError", "InvalidAuthToken", "Unauthenticated")
+
+
+def authentication_refusal(exc: BaseException) -> str | None:
+    """Why the cluster refused this client's authentication, if ``exc`` (raised by
+    ``ray.init``) says it did; None for any other failure (an unreachable cluster).
+
+    Ray 2.x raises ``ray.exceptions.AuthenticationError`` itself where this client asks for
+    token authentication and has no token, and a ConnectionError ("Failed to connect to
+    Ray cluster") where the cluster refused the token, or the lack of one, with the
+    refusal in the text of its cause. Both are read here.
+
+    Parameters
+    ----------
+    exc:
+        What ``ray.init`` raised.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and len(seen) < 16:
+        seen.add(id(current))
+        named = type(current).__name__ == "AuthenticationError"
+        for line in str(current).splitlines():
+            if named or any(mark in line for mark in _AUTHENTICATION_MARKS):
+                text = line.strip().removeprefix("ray.exceptions.AuthenticationError: ")
+                return text[:300] or type(current).__name__
+        if named:
+            return type(current).__name__
+        current = current.__cause__ or current.__context__
+    return None
+
+
 class _Host:
     """The driver's view of one :class:`EnvHost` actor."""
 
@@ -154,16 +188,24 @@ class RemoteEnv:
 
 
 class RemoteScriptedAgent:
-    """A scripted agent that plays inside its env's actor (it reads privileged data)."""
+    """A scripted agent that plays inside its env's actor (it reads privileged data). The
+    episode's seed it is given (:meth:`seed_episode`) goes with each move, and the actor
+    seeds the real agent with it when it binds one, as a local run seeds it."""
 
     def __init__(self, env: RemoteEnv, name: str) -> None:
         self.env = env
         self.name = name
+        self.seed: int | None = None
+
+    def seed_episode(self, seed: int) -> None:
+        """Seed the agent in the actor with ``seed`` (the episode's)."""
+        self.seed = int(seed)
 
     def act(self, messages: Sequence[dict[str, Any]]) -> str:
         executor = self.env._executor
         ray = require_ray()
-        ref = self.env.host.handle.act.remote(self.env.slot, self.name, list(messages))
+        ref = self.env.host.handle.act.remote(self.env.slot, self.name, list(messages),
+                                              self.seed)
         try:
             return ray.get(ref)
         except Exception as exc:
@@ -227,7 +269,16 @@ class RayEnvExecutor(EnvExecutor):
             try:
                 ray.init(address=self.address, include_dashboard=False,
                          ignore_reinit_error=True, logging_level=logging.WARNING)
-            except ConnectionError as exc:
+            except Exception as exc:
+                refusal = authentication_refusal(exc)
+                if refusal is not None:
+                    raise ConfigError(
+                        f"ray executor: the Ray cluster at {self.address!r} refused this "
+                        f"client's authentication ({refusal}); give it the cluster's token: "
+                        "RAY_AUTH_MODE=token with RAY_AUTH_TOKEN, or the token in "
+                        "~/.ray/auth_token or the file RAY_AUTH_TOKEN_PATH names") from exc
+                if not isinstance(exc, ConnectionError):
+                    raise
                 raise ConfigError(f"ray executor: cannot reach a Ray cluster at "
                                   f"{self.address!r}: {exc} (start one with 'ray start "
                                   "--head', or leave --address out to start a local one)"

@@ -17,6 +17,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from colbench.models.scripted import seed_scripted_agent
 from colbench.runner.executor import EnvSpec, close_quietly
 
 #: Env methods called on the env itself; any other name is looked up on ``env.unwrapped``
@@ -73,12 +74,18 @@ class EnvHost:
         target = env if method in ENV_METHODS else env.unwrapped
         return getattr(target, method)(*args, **(kwargs or {}))
 
-    def act(self, slot: int, agent_name: str, messages: list[dict[str, Any]]) -> str:
+    def act(self, slot: int, agent_name: str, messages: list[dict[str, Any]],
+            seed: int | None = None) -> str:
         """The move of scripted agent ``agent_name`` in the slot's current episode: scripted
-        agents read the env's privileged data, so they play beside their env."""
+        agents read the env's privileged data, so they play beside their env. The agent is
+        bound at the episode's first move and seeded then with ``seed`` (the episode's;
+        None: the agent's own default), as ``scripted:NAME`` seeds it in a local run."""
         bound = self._agents.get(slot)
         if bound is None or bound[0] != agent_name:
-            bound = (agent_name, self._env(slot).unwrapped.scripted_agent(agent_name))
+            agent = self._env(slot).unwrapped.scripted_agent(agent_name)
+            if seed is not None:
+                seed_scripted_agent(agent, seed)
+            bound = (agent_name, agent)
             self._agents[slot] = bound
         return bound[1].act(messages)
 

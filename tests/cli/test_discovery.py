@@ -17,7 +17,7 @@ def test_env_info_of_the_test_env_counts_each_split(guess_env_id):
     info = env_info(guess_env_id)
     assert info.description == "Guess the secret number (tests only)."
     assert info.splits == {"test": 20, "train": 20}
-    assert info.scripted_agents == ["asker", "no-ask", "oracle"]
+    assert info.scripted_agents == ["asker", "no-ask", "oracle", "random"]
     assert info.env_args["num_tasks"] == 20 and info.env_args["fail_prob"] == 0.0
     assert "split" not in info.env_args and "tasks" not in info.env_args
     assert info.extra is None and info.installed

@@ -71,3 +71,73 @@ def test_address_and_executor_args_need_an_executor_that_takes_them(command, tmp
     assert main([*base, "--executor", "rya"]) == 2
     assert "did you mean 'ray'" in capsys.readouterr().err
     assert not (tmp_path / "r" / "episodes.jsonl").exists()
+
+
+def _fake_ray(monkeypatch, error: BaseException) -> None:
+    """A ``ray`` module whose ``init`` raises ``error`` (no cluster needed)."""
+    import types
+
+    def init(**_kwargs):
+        raise error
+
+    fake = types.SimpleNamespace(is_initialized=lambda: False, init=init)
+    monkeypatch.setitem(sys.modules, "ray", fake)
+
+
+def _refused_by_token_auth() -> ConnectionError:
+    # What Ray 2.60's ray.init raises where the cluster refuses the client's token (or the
+    # lack of one): a ConnectionError whose cause quotes the refusal.
+    cause = RuntimeError(
+        "Failed to connect to GCS. Last connection error: Traceback (most recent call last):\n"
+        '  File "python/ray/includes/common.pxi", line 119, in ray._raylet.check_status\n'
+        "ray.exceptions.AuthenticationError: RPC error: InvalidAuthToken: Authentication "
+        "token is missing or incorrect. Note: RAY_AUTH_MODE is currently 'disabled' (not "
+        "'token').")
+    error = ConnectionError("Failed to connect to Ray cluster at 10.0.0.5:6379")
+    error.__cause__ = cause
+    return error
+
+
+class AuthenticationError(Exception):
+    """Stands in for ray.exceptions.AuthenticationError (matched by its name)."""
+
+
+@pytest.mark.parametrize("error", [
+    _refused_by_token_auth(),
+    AuthenticationError("Token authentication is enabled but no authentication token was "
+                        "found."),
+], ids=["cluster refused the token", "no token here"])
+def test_an_authentication_refusal_is_told_apart_from_an_unreachable_cluster(monkeypatch,
+                                                                             error):
+    _fake_ray(monkeypatch, error)
+    with pytest.raises(ConfigError) as refused:
+        RayEnvExecutor(address="10.0.0.5:6379").connect()
+    message = str(refused.value)
+    assert "refused this client's authentication" in message and "RAY_AUTH_TOKEN" in message
+    assert "cannot reach" not in message
+    assert ("InvalidAuthToken: Authentication token is missing or incorrect" in message
+            or "no authentication token was found" in message)
+
+
+def test_an_unreachable_cluster_is_still_said_to_be_unreachable(monkeypatch):
+    _fake_ray(monkeypatch, ConnectionError("Failed to connect to Ray cluster at 10.0.0.5:6379"))
+    with pytest.raises(ConfigError, match="cannot reach a Ray cluster at '10.0.0.5:6379'"):
+        RayEnvExecutor(address="10.0.0.5:6379").connect()
+
+
+def test_a_scripted_agent_beside_its_env_draws_from_the_episode_seed(guess_env_id):
+    # The actor binds the agent at the episode's first move and seeds it with the seed the
+    # driver sent, as scripted:random is seeded in a local run.
+    from colbench.baselines import chat_rng
+
+    host = EnvHost(EnvSpec(guess_env_id, {"num_tasks": 3}), slots=1)
+    task = list(helpers_env.guess_tasks(3))[0]
+    obs, _ = host.call(0, "reset", (), {"seed": 1, "options": {"task_id": task.id}})
+    chat = [{"role": "user", "content": obs}]
+    answers = {}
+    for seed in (11, 12):
+        host.call(0, "reset", (), {"seed": seed, "options": {"task_id": task.id}})
+        answers[seed] = host.act(0, "random", chat, seed)
+        assert answers[seed] == f"ANSWER: {chat_rng(seed, chat).randint(1, 100)}"
+    assert answers[11] != answers[12]
+    host.close()
