@@ -60,61 +60,42 @@ def dumps(payload: Any) -> bytes:
                       separators=(",", ":"), allow_nan=True).encode("utf-8")
 
 
-def _names_code(text: str) -> bool:
-    """Whether ``text`` names code to import: a ``python:`` spec, or a ``module:attr`` path
-    whose part before the colon is not a registered component kind."""
-    head, sep, _ = text.partition(":")
-    if not sep:
-        return False
-    if head == "python":
-        return True
-    from colbench import registry
-
-    # A model spec (openai:MODEL@URL, hf:PATH, scripted:NAME) names a registered kind; so
-    # does a registered simulator or scorer written with its argument (clip:PATH).
-    for kinds in (registry.models, registry.simulators, registry.scorers):
-        if head in kinds:
-            return False
-    # Anything else with a colon would be imported as module:attr by the registries.
-    return not any(c in head for c in "/\\ @") and all(
-        part.isidentifier() for part in head.split("."))
-
-
 def check_env_kwargs(kwargs: Any, *, where: str = "env_kwargs") -> dict[str, Any]:
-    """Env kwargs that arrived as data (an HTTP request), checked: a JSON object whose values
-    may name registered components, never code (a ``python:`` spec or a ``module:attr``
-    path anywhere in it) and never a task file (``tasks``). Returns the kwargs; raises
-    ConfigError naming the first offending key otherwise."""
+    """Env kwargs that arrived as data (an HTTP request), checked: a JSON object of JSON
+    values that may name registered components only, judged by the one rule for specs read
+    from data (:func:`colbench.data_specs.env_kwargs_refusals`: never a ``python:`` model, a
+    ``module:attr`` path or ``trust_remote_code``), and never a task file (``tasks``).
+    Returns the kwargs; raises ConfigError naming every offending key otherwise."""
+    from colbench.data_specs import env_kwargs_refusals
+
     if kwargs is None:
         return {}
     if not isinstance(kwargs, Mapping):
         raise ConfigError(f"{where} must be a JSON object, got {type(kwargs).__name__}")
 
-    def visit(value: Any, path: str) -> None:
-        if isinstance(value, str):
-            if _names_code(value):
-                raise ConfigError(f"{where}: {path} = {value!r} names code to import; a served "
-                                  "env takes registered names only (no python: specs or "
-                                  "module:attr paths)")
-        elif isinstance(value, Mapping):
+    def check_json(value: Any, path: str) -> None:
+        if isinstance(value, Mapping):
             for key, item in value.items():
-                visit(item, f"{path}.{key}")
+                check_json(item, f"{path}.{key}")
         elif isinstance(value, list):
             for index, item in enumerate(value):
-                visit(item, f"{path}[{index}]")
-        elif not (value is None or isinstance(value, (bool, int, float))):
+                check_json(item, f"{path}[{index}]")
+        elif not (value is None or isinstance(value, (bool, int, float, str))):
             raise ConfigError(f"{where}: {path} is not JSON data ({type(value).__name__})")
 
-    out: dict[str, Any] = {}
     for key, value in kwargs.items():
         if not isinstance(key, str) or not key.isidentifier():
             raise ConfigError(f"{where}: {key!r} is not an argument name")
         if key in CLIENT_FORBIDDEN_KWARGS:
             raise ConfigError(f"{where}: {key!r} names a file on the machine that reads it; a "
                               "served env reads the task sets its server has: pass 'split'")
-        visit(value, key)
-        out[key] = value
-    return out
+        check_json(value, key)
+    kept, refused = env_kwargs_refusals(kwargs, where=where)
+    if refused:
+        raise ConfigError(f"{where} name code to import, which a served env never does: "
+                          f"{'; '.join(map(str, refused))}. Env arguments sent to a server "
+                          "may name registered components only")
+    return kept
 
 
 class TokenCheck:

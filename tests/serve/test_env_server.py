@@ -72,9 +72,10 @@ def test_privileged_data_is_never_served(env_server) -> None:
 
 
 @pytest.mark.parametrize("kwargs, named", [
-    ({"simulator": "python:os:system"}, "simulator"),
-    ({"simulator": "os.path:join"}, "simulator"),
-    ({"options": {"nested": ["json:loads"]}}, "options.nested[0]"),
+    ({"simulator": "python:os:system"}, "env_kwargs.simulator 'python:os:system'"),
+    ({"simulator": "os.path:join"}, "env_kwargs.simulator 'os.path:join'"),
+    ({"simulator": "hf:some/model?trust_remote_code=true"}, "trust_remote_code"),
+    ({"options": {"nested": ["json:loads"]}}, "env_kwargs.options 'json:loads'"),
     ({"tasks": "/etc/passwd"}, "'tasks'"),
 ])
 def test_env_kwargs_that_name_code_or_files_are_refused(env_server, kwargs, named) -> None:

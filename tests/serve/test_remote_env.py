@@ -103,7 +103,7 @@ def test_remote_env_errors_name_their_cause(env_server) -> None:
         RemoteEnv("http://127.0.0.1:9", helpers_env.ENV_ID, retries=1)
     with pytest.raises(ConfigError, match="registered ids only"):
         RemoteEnv(server.url, "colbench-test/NoSuch-v0")
-    with pytest.raises(ConfigError, match="names code"):
+    with pytest.raises(ConfigError, match="name code to import"):
         RemoteEnv(server.url, helpers_env.ENV_ID, simulator="python:os:system")
     env = RemoteEnv(server.url, helpers_env.ENV_ID, num_tasks=3, fail_tasks=["guess-test-001"])
     try:
