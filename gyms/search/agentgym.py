@@ -46,6 +46,7 @@ from colbench.errors import ConfigError, EnvironmentFailure
 from colbench.gyms.search.corpus import Document
 from colbench.gyms.search.index import SearchIndex
 from colbench.gyms.search.scoring import exact_match, token_f1
+from colbench.taskcache import json_lines
 from colbench.tasks import Task, TaskSet
 
 PROTOCOL = "agentgym"
@@ -143,17 +144,13 @@ def parse_action(message: str) -> tuple[str, str] | None:
 @functools.lru_cache(maxsize=4)
 def _corpus_index(path: str, mtime_ns: int, size: int) -> SearchIndex:
     documents = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                title, text = split_contents(str(row["contents"]))
-                documents.append(Document(str(row.get("id", lineno)), title, text, ""))
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ConfigError(f"{path}:{lineno}: not a corpus row with 'contents' "
-                                  f"({exc})") from exc
+    for lineno, row in json_lines(Path(path)):
+        try:
+            title, text = split_contents(str(row["contents"]))
+            documents.append(Document(str(row.get("id", lineno)), title, text, ""))
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ConfigError(f"{path}:{lineno}: not a corpus row with 'contents' "
+                              f"({exc})") from exc
     if not documents:
         raise ConfigError(f"{path}: the corpus has no passages")
     return SearchIndex(documents)
@@ -187,23 +184,19 @@ def load_qa_file(path: str) -> TaskSet:
     """The tasks of a published QA JSONL file: one per row, its ``golden_answers`` (a list,
     or one string) the accepted answers."""
     tasks = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                question = str(row["question"]).strip()
-                answers = row["golden_answers"]
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ConfigError(f"{path}:{lineno}: not a QA row with question and "
-                                  f"golden_answers ({exc})") from exc
+    for lineno, row in json_lines(Path(path)):
+        try:
+            question = str(row["question"]).strip()
+            answers = row["golden_answers"]
             answers = [answers] if isinstance(answers, str) else [str(a) for a in answers]
-            if not question or not answers:
-                raise ConfigError(f"{path}:{lineno}: an empty question or no golden answers")
-            tasks.append(Task(id=f"{SUITE}-{row.get('id', lineno)}", suite=SUITE, split="user",
-                              prompt=question, privileged={"golden_answers": answers},
-                              metadata={}))
+        except (KeyError, TypeError) as exc:
+            raise ConfigError(f"{path}:{lineno}: not a QA row with question and "
+                              f"golden_answers ({exc})") from exc
+        if not question or not answers:
+            raise ConfigError(f"{path}:{lineno}: an empty question or no golden answers")
+        tasks.append(Task(id=f"{SUITE}-{row.get('id', lineno)}", suite=SUITE, split="user",
+                          prompt=question, privileged={"golden_answers": answers},
+                          metadata={}))
     if not tasks:
         raise ConfigError(f"{path}: no questions in the file")
     return TaskSet(f"{SUITE}-{Path(path).stem}", tasks)

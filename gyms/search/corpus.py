@@ -61,6 +61,14 @@ def _surname_or_stem(entity: Entity) -> str:
     return entity.name[:5]
 
 
+def _listing(world: World, e: Entity, relation: str, template: str, *,
+             limit: int = _MAX_MENTIONS, joiner: str = ", ") -> list[str]:
+    """A sentence naming (at most ``limit``) entities whose ``relation`` points at ``e``,
+    or none when no entity does."""
+    names = [o.name for r, o in world.related(e.id) if r == relation][:limit]
+    return [template.format(names=joiner.join(names))] if names else []
+
+
 def _person(world: World, e: Entity, rng: random.Random) -> list[str]:
     born, lives = world.follow(e.id, "born_in"), world.follow(e.id, "lives_in")
     org = world.follow(e.id, "member_of")
@@ -104,15 +112,11 @@ def _city(world: World, e: Entity, rng: random.Random) -> list[str]:
             f"It was founded in {year}.",
             f"{e.name} dates back to its founding in {year}.",
             f"Records give {year} as the year the city was founded."))]
-    natives = [o.name for r, o in world.related(e.id) if r == "born_in"][:_MAX_MENTIONS]
-    if natives:
-        sentences.append(f"People born in {e.name} include {', '.join(natives)}.")
-    residents = [o.name for r, o in world.related(e.id) if r == "lives_in"][:2]
-    if residents:
-        sentences.append(f"{' and '.join(residents)} live in the city.")
-    hq = [o.name for r, o in world.related(e.id) if r == "headquartered_in"][:2]
-    if hq:
-        sentences.append(f"The {' and the '.join(hq)} have their offices here.")
+    sentences += _listing(world, e, "born_in", f"People born in {e.name} include {{names}}.")
+    sentences += _listing(world, e, "lives_in", "{names} live in the city.", limit=2,
+                          joiner=" and ")
+    sentences += _listing(world, e, "headquartered_in", "The {names} have their offices here.",
+                          limit=2, joiner=" and the ")
     if any(r == "capital" for r, _ in world.related(e.id)):
         sentences.append(f"{e.name} is the capital of {country.name}.")
     return sentences
@@ -142,12 +146,9 @@ def _organisation(world: World, e: Entity, rng: random.Random) -> list[str]:
             f"The {e.name} is headquartered in {city.name}.",
             f"Its headquarters are in {city.name}.",
             f"The {kind.split()[-1]} has its main offices in {city.name}."))]
-    members = [o.name for r, o in world.related(e.id) if r == "member_of"][:_MAX_MENTIONS]
-    if members:
-        sentences.append(f"Its members include {', '.join(members)}.")
-    published = [o.name for r, o in world.related(e.id) if r == "published_by"][:2]
-    if published:
-        sentences.append(f"It published {' and '.join(published)}.")
+    sentences += _listing(world, e, "member_of", "Its members include {names}.")
+    sentences += _listing(world, e, "published_by", "It published {names}.", limit=2,
+                          joiner=" and ")
     return sentences
 
 
