@@ -7,7 +7,12 @@ job: the answer's process never holds the reference function. Reference values a
 (code, calls).
 
 A failed test's reason names the call, the value that came back and the one expected, each
-cut to :data:`REASON_VALUE_CHARS` characters, on public splits. On a leaderboard's challenge
+cut to :data:`REASON_VALUE_CHARS` characters, on public splits.
+
+Whose failure it is: anything about the answer's values that cannot be scored (a value too
+large to print, such as an int past Python's 4,300-digit limit for text, or one whose
+comparison raises) fails that test, as the agent's doing; only what fails with any answer (the
+reference, the sandbox) is the environment's failure. On a leaderboard's challenge
 split (tasks whose split is ``challenge-NAME``, as ``colbench leaderboard challenge mint``
 names them) the calls and values are the hidden part of the task, so its reasons say only
 "wrong value".
@@ -50,14 +55,33 @@ def _short(text: str, limit: int = REASON_VALUE_CHARS) -> str:
     return flat if len(flat) <= limit else flat[:limit - 1] + "…"
 
 
+def value_text(value: Any) -> str:
+    """``repr(value)`` on one line, cut short; for a value that cannot be printed (an int
+    past Python's digit limit for text, alone or inside a container) a description of it,
+    so that a reason never fails to be written.
+
+    Parameters
+    ----------
+    value:
+        A value decoded from the sandbox (the sandbox bounds its size).
+    """
+    try:
+        return _short(repr(value))
+    except Exception as exc:  # noqa: BLE001  (ValueError for long ints, RecursionError...)
+        if isinstance(value, int):
+            digits = int(abs(value).bit_length() * 0.30103) + 1
+            return f"an int of about {digits:,} digits"
+        return f"a {type(value).__name__} that cannot be printed ({type(exc).__name__})"
+
+
 def wrong_value_reason(index: int, call: str, got: Any, expected: Any, *,
                        hidden: bool) -> str:
     """The reason a test failed on a value: with the call, the value returned and the one
     expected (each cut short) unless the test is ``hidden``."""
     if hidden:
         return f"test {index}: wrong value"
-    return (f"test {index}: {_short(call)} returned {_short(repr(got))}, expected "
-            f"{_short(repr(expected))}")
+    return (f"test {index}: {_short(call)} returned {value_text(got)}, expected "
+            f"{value_text(expected)}")
 
 
 def _cache_key(code: str, calls: list[str]) -> str:
@@ -125,7 +149,7 @@ def tally(task: Task, reference: list[Any], verdict: Any,
             failures.append(f"test {index}: the reference gives no value")
         elif not got.ok:
             failures.append(f"test {index}: {got.error}")
-        elif equal(got.value, ref.value):
+        elif _compares_equal(equal, got.value, ref.value):
             passed += 1
         else:
             failures.append(wrong_value_reason(index, calls[index], got.value, ref.value,
@@ -135,6 +159,15 @@ def tally(task: Task, reference: list[Any], verdict: Any,
     return {"score": passed / total if total else 0.0, "success": total > 0 and passed == total,
             "tests_passed": passed, "tests_total": total, "verdict": verdict.status,
             "reason": reason}
+
+
+def _compares_equal(equal: Callable[[Any, Any], bool], got: Any, expected: Any) -> bool:
+    """``equal(got, expected)``; a comparison that raises fails the test (the answer's
+    value caused it), never the episode."""
+    try:
+        return bool(equal(got, expected))
+    except Exception:  # noqa: BLE001
+        return False
 
 
 def blocked_metrics(task: Task, reason: str) -> dict[str, Any]:
