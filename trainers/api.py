@@ -50,8 +50,13 @@ def train(name: str, *, model: str, out: str | Path,
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file, not a folder")
-    if _is_main_process() and out.is_dir() and any(out.iterdir()) and not overwrite:
-        raise ConfigError(f"--out {out} is not empty; pass --overwrite to train into it anyway")
+    resume = bool(getattr(config, "resume", False))
+    if resume and overwrite:
+        raise ConfigError("--resume goes on with the run in --out and --overwrite trains over "
+                          "it: pass one of them")
+    if _is_main_process() and out.is_dir() and any(out.iterdir()) and not (overwrite or resume):
+        raise ConfigError(f"--out {out} is not empty; pass --overwrite to train into it anyway"
+                          " (or --resume where the trainer can continue a run)")
 
     needs_data = getattr(trainer_class, "needs_data", True)
     if not needs_data and env and isinstance(getattr(config, "envs", None), list) \

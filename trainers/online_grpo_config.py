@@ -2,29 +2,82 @@
 
 Each optimiser step plays ``per_device_train_batch_size x gradient_accumulation_steps``
 episodes per process: that many divided by ``num_generations`` groups, each group being
-``num_generations`` episodes of one task of one env. Defaults follow the papers the trainer
-draws on where they say something (AgentRL: cross-policy probability 0.25 when on, snapshot
-refreshed every 25 steps, task normalisation per env; AgentGym-RL: the horizon curriculum);
-everything else is TRL's GRPO default.
+``num_generations`` episodes of one task of one env. The defaults are TRL's GRPO defaults,
+with the std estimator TRL and verl use (``unbiased``) and other policies' tokens corrected by
+a clipped importance ratio; the papers the trainer draws on are presets:
+
+* ``agentgym-rl``: the released AgentGym-RL ScalingInter-RL training scripts
+  (``examples/train/ScalingInter-RL/*_train.sh`` and ``ppo_trainer.yaml``): KL coefficient
+  0.001, learning rate 1e-6 held constant, 8 episodes per task, 8 tasks per optimiser step
+  (``ppo_mini_batch_size`` 8), turn budgets 10, 20, 30 growing every 100 steps, 512 new
+  tokens per turn, 512 + 10240 tokens per episode, entropy bonus 0.001, checkpoints every 25
+  steps, rollouts in lockstep, no task normalisation, no cross-policy sampling.
+* ``agentrl``: AgentRL's cross-policy sampling (probability 0.25, snapshot refreshed every 25
+  steps) with other policies' tokens trained as the current policy's (ratio 1), task
+  normalisation per env, and rollouts overlapping training.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from colbench.errors import ConfigError
-from colbench.trainers.base import TrainerConfig, setting
+from colbench.trainers.base import setting
+from colbench.trainers.online_grpo_advantages import NORMALISATIONS, SCALES, STD_ESTIMATORS
+from colbench.trainers.presets import PresetTrainerConfig
 
 REWARD_METRICS = ("score", "success")
 OFF_POLICY_TOKENS = ("train", "mask", "importance")
-TASK_NORMALISATION = ("off", "env", "family")
+TASK_NORMALISATION = NORMALISATIONS
 GENERATION_BACKENDS = ("hf", "vllm-colocate", "vllm-server")
+
+#: Preset name -> settings (module docs; trainers/README.md has the table with sources).
+ONLINE_GRPO_PRESETS: Mapping[str, Mapping[str, Any]] = {
+    "agentgym-rl": {
+        "beta": 0.001,
+        "learning_rate": 1e-6,
+        "lr_scheduler_type": "constant",
+        "warmup_steps": 0.0,
+        "num_generations": 8,
+        "per_device_train_batch_size": 8,
+        "gradient_accumulation_steps": 8,
+        "horizon_stages": [10, 20, 30],
+        "steps_per_stage": 100,
+        "temperature": 1.0,
+        "max_new_tokens": 512,
+        "max_length": 512 + 10240,
+        "entropy_coef": 0.001,
+        "scale_rewards": "group",
+        "std_estimator": "unbiased",
+        "task_normalisation": "off",
+        "cross_policy_prob": 0.0,
+        "overlap": False,
+        "save_steps": 25,
+        "gradient_checkpointing": True,
+    },
+    "agentrl": {
+        "cross_policy_prob": 0.25,
+        "snapshot_every": 25,
+        "off_policy_tokens": "train",
+        "task_normalisation": "env",
+        "scale_rewards": "group",
+        "overlap": True,
+    },
+}
 
 
 @dataclass
-class OnlineGRPOConfig(TrainerConfig):
+class OnlineGRPOConfig(PresetTrainerConfig):
     """Online GRPO: rollouts in real envs, group advantages, TRL's ``GRPOTrainer``."""
+
+    PRESETS: ClassVar[Mapping[str, Mapping[str, Any]]] = ONLINE_GRPO_PRESETS
+
+    preset: str | None = setting(
+        "named settings applied under the ones you give: agentgym-rl (AgentGym-RL's released "
+        "training scripts) or agentrl (AgentRL's cross-policy sampling and task "
+        "normalisation); see trainers/README.md", default=None)
 
     learning_rate: float = setting("peak learning rate of the optimiser", default=1e-6)
     max_steps: int = setting("optimiser steps to train (online RL counts steps, not epochs)",
@@ -82,17 +135,24 @@ class OnlineGRPOConfig(TrainerConfig):
         "other model specs the cross-policy draw may pick besides the snapshot (hf:, "
         "openai:...)", default_factory=list)
     off_policy_tokens: str = setting(
-        "how other policies' tokens enter the loss: train (as the current policy's, "
-        "AgentRL), mask (left out), importance (PPO ratio against the sampling policy's "
-        "log-probabilities)", default="train")
+        "how tokens the current weights did not sample (snapshot, pool, stale overlap "
+        "batches) enter the loss: importance (PPO's clipped ratio of the current policy to "
+        "the sampling policy's log-probabilities; turns of a member that gives no "
+        "log-probabilities are left out), train (ratio 1: as the current policy's, "
+        "AgentRL), mask (left out)", default="importance")
     # Advantages.
     task_normalisation: str = setting(
         "z-score advantages per task over the batch's loss tokens: off, env (AgentRL), or "
         "family (the task's metadata 'family' within its env)", default="env")
     scale_rewards: str = setting("GRPO group advantage: group (divide by the group's std) "
                                  "or none", default="group")
+    std_estimator: str = setting(
+        "the group std: unbiased (n - 1, as TRL and verl) or population (n)",
+        default="unbiased")
     beta: float = setting("KL coefficient against the starting model (0: no reference "
-                          "model)", default=0.0)
+                          "model; AgentGym-RL uses 0.001)", default=0.0)
+    entropy_coef: float = setting("weight of an entropy bonus in the loss (TRL's "
+                                  "entropy_coef)", default=0.0)
     # Overlap.
     overlap: bool = setting("generate the next batch while the current one trains "
                             "(--no-overlap: lockstep)", default=True)
@@ -106,6 +166,11 @@ class OnlineGRPOConfig(TrainerConfig):
     logging_steps: int = setting("log every N steps", default=1)
     report_to: list[str] = setting("where TRL reports metrics (none, tensorboard, wandb...)",
                                    default_factory=lambda: ["none"])
+    resume: bool = setting(
+        "continue the run in --out from its last checkpoint-N (written every save_steps): "
+        "weights, optimiser, schedule, step, RNG states, the snapshot and its version, and "
+        "the episode counters; the settings that shape the run must be the same",
+        default=False)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -146,19 +211,20 @@ class OnlineGRPOConfig(TrainerConfig):
             if self.vllm_max_model_length is not None and self.vllm_max_model_length < 1:
                 raise ConfigError(f"vllm_max_model_length must be at least 1, got "
                                   f"{self.vllm_max_model_length}")
-        self._check_choice("scale_rewards", ("group", "none"))
+        self._check_choice("scale_rewards", SCALES)
+        self._check_choice("std_estimator", STD_ESTIMATORS)
+        if self.beta < 0 or self.entropy_coef < 0:
+            raise ConfigError(f"beta and entropy_coef cannot be negative, got {self.beta} and "
+                              f"{self.entropy_coef}")
         if not 0.0 <= self.cross_policy_prob <= 1.0:
             raise ConfigError(f"cross_policy_prob must be in [0, 1], got "
                               f"{self.cross_policy_prob}")
         if self.temperature <= 0:
             raise ConfigError(f"temperature must be positive, got {self.temperature}")
-        if self.off_policy_tokens == "importance" and self.policy_pool:
-            raise ConfigError("off_policy_tokens=importance needs every action's sampling "
-                              "log-probabilities; policy_pool models give text only (use "
-                              "train or mask with a pool)")
         if self.off_policy_tokens == "importance" and self.temperature != 1.0:
             raise ConfigError("off_policy_tokens=importance compares untempered "
-                              "log-probabilities: it needs temperature 1.0")
+                              "log-probabilities: it needs temperature 1.0 (or pass "
+                              "off_policy_tokens train or mask)")
         if self.env_weights is not None:
             if len(self.env_weights) != len(self.envs):
                 raise ConfigError(f"env_weights has {len(self.env_weights)} entries for "

@@ -34,10 +34,15 @@ class HorizonCurriculum:
                       ) -> HorizonCurriculum:
         return cls(tuple(stages or ()), steps_per_stage)
 
-    def budget(self, step: int) -> int | None:
-        """The turn budget at optimiser step ``step`` (0-based); None: the env's default."""
+    def stage(self, step: int) -> int | None:
+        """The 0-based stage at optimiser step ``step``; None without stages."""
         if step < 0:
             raise ValueError(f"step cannot be negative, got {step}")
         if not self.stages:
             return None
-        return self.stages[min(step // self.steps_per_stage, len(self.stages) - 1)]
+        return min(step // self.steps_per_stage, len(self.stages) - 1)
+
+    def budget(self, step: int) -> int | None:
+        """The turn budget at optimiser step ``step`` (0-based); None: the env's default."""
+        stage = self.stage(step)
+        return None if stage is None else self.stages[stage]

@@ -55,6 +55,10 @@ from colbench.runner import EvalConfig, RunHooks, Runner
 
 CURRENT = "current"
 SNAPSHOT = "snapshot"
+#: Per completion token (:attr:`Sample.off_policy`): sampled by the current policy, by another
+#: policy with its log-probabilities, or without log-probabilities (no ratio can be taken);
+#: the trainer marks current tokens of a batch played by earlier weights as stale.
+CURRENT_TOKEN, OTHER_TOKEN, UNSCORED_TOKEN, STALE_TOKEN = 0, 1, 2, 3
 
 
 # -- what a step plays -----------------------------------------------------------------------
@@ -110,28 +114,67 @@ def turn_seed(*key: Any) -> int:
 
 
 class PolicySnapshot:
-    """A stale copy of the policy's weights (AgentRL's cross-policy member).
+    """A stale copy of the policy's weights (AgentRL's cross-policy member; also the copy
+    that overlapped rollouts play on).
 
     ``refresh`` copies the current weights in; the copy then stays as it is while training
-    moves the policy on, until the next refresh."""
+    moves the policy on, until the next refresh. Only what trains is copied: parameters that
+    do not require gradients (a LoRA model's base weights) are shared with the policy, since
+    training never changes them; under LoRA the snapshot holds the adapter's weights and no
+    more. Without LoRA it is a full copy of the weights.
+    """
 
     def __init__(self, model: Any) -> None:
         import copy
 
-        self.model = copy.deepcopy(model)
+        frozen = {id(p): p for p in model.parameters() if not p.requires_grad}
+        self.model = copy.deepcopy(model, memo=dict(frozen))
         self.model.eval()
-        self.model.requires_grad_(False)
+        self._shared = _frozen_storage(model)
+        for parameter in self.model.parameters():
+            parameter.requires_grad_(False)  # frozen ones already are; the rest are copies
         self.version: int | None = None
 
-    def refresh(self, state: dict[str, Any], version: int) -> None:
-        self.model.load_state_dict(state)
+    def refresh(self, state: dict[str, Any], version: int | None) -> None:
+        """Load ``state`` (the trained weights, :func:`weights_of`) and name its version."""
+        missing = set(self.own_names()) - set(state)
+        if missing:
+            raise ConfigError(f"snapshot refresh lacks {len(missing)} trained weights, e.g. "
+                              f"{sorted(missing)[0]!r}")
+        self.model.load_state_dict(state, strict=False)
         self.version = version
+
+    def own_names(self) -> list[str]:
+        """Names (``state_dict`` keys) of the weights this copy holds itself."""
+        return [name for name, value in self.model.state_dict().items()
+                if value.data_ptr() not in self._shared]
+
+    def state(self) -> dict[str, Any]:
+        """The weights this copy holds itself, on the CPU (what a checkpoint saves)."""
+        own = set(self.own_names())
+        return {k: v.detach().to("cpu").clone() for k, v in self.model.state_dict().items()
+                if k in own}
+
+    def own_bytes(self) -> int:
+        """Bytes of the tensors this copy holds itself (shared ones not counted)."""
+        own = set(self.own_names())
+        return sum(v.numel() * v.element_size() for k, v in self.model.state_dict().items()
+                   if k in own)
 
 
 def weights_of(model: Any) -> dict[str, Any]:
-    """A detached copy of ``model``'s weights (taken on the training thread, loaded later on
-    the rollout thread)."""
-    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+    """A detached copy of ``model``'s trained weights, and its buffers (taken on the training
+    thread, loaded later on the rollout thread). Parameters that do not require gradients
+    (a LoRA model's base) never change and are not copied."""
+    frozen = _frozen_storage(model)
+    return {k: v.detach().clone() for k, v in model.state_dict().items()
+            if v.data_ptr() not in frozen}
+
+
+def _frozen_storage(model: Any) -> set[int]:
+    """Data pointers of the parameters that do not train (tied names of one tensor share
+    its pointer, so every name of a frozen tensor is found)."""
+    return {p.data_ptr() for p in model.parameters() if not p.requires_grad and p.numel()}
 
 
 class CrossPolicyModel(BaseChatModel):
@@ -235,6 +278,10 @@ class Sample:
     policies: dict[str, int] = field(default_factory=dict)
     #: Turns whose generated ids differ from the shared tokenisation (module docs).
     retokenised_turns: int = 0
+    #: Per completion token, which policy sampled it (:data:`CURRENT_TOKEN`...).
+    off_policy: list[int] = field(default_factory=list)
+    #: Other policies' turns left out of the loss for want of log-probabilities.
+    unscored_turns: int = 0
     #: The step whose weights played it, and how many steps later it is trained on (the
     #: trainer sets both).
     version: int = 0
@@ -268,59 +315,75 @@ def episode_reward(record: EpisodeRecord, metric: str) -> float | None:
     return float(value)
 
 
+@dataclass
+class EpisodeTokens:
+    """An episode laid out for the loss (module docs). ``off_policy`` codes each token's
+    sampler (:data:`CURRENT_TOKEN`, :data:`OTHER_TOKEN`, :data:`UNSCORED_TOKEN`; the
+    importance ratio's statistics are logged per kind); ``unscored_turns`` counts other
+    policies' turns left out of the loss because there are no log-probabilities to take a
+    ratio against."""
+
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    env_mask: list[int]
+    logprobs: list[float]
+    off_policy: list[int]
+    retokenised_turns: int = 0
+    unscored_turns: int = 0
+
+
 def episode_tokens(tokenizer: Any, record: EpisodeRecord, turns: Sequence[TurnTokens], *,
-                   off_policy_tokens: str = "train"
-                   ) -> tuple[list[int], list[int], list[int], list[float], int]:
-    """``(prompt_ids, completion_ids, env_mask, logprobs, retokenised_turns)`` of an episode
-    that played at least one turn (module docs)."""
+                   off_policy_tokens: str = "train") -> EpisodeTokens:
+    """The tokens of an episode that played at least one turn (module docs)."""
     from colbench.trainers.data import episode_messages, split_prompt
     from colbench.trainers.tokenize import tokenize_continuation
 
     prompt, continuation = split_prompt(episode_messages(record))
     prompt_ids, ids, turn_index = tokenize_continuation(tokenizer, prompt, continuation)
-    completion: list[int] = []
-    mask: list[int] = []
-    logprobs: list[float] = []
-    retokenised = 0
+    out = EpisodeTokens(prompt_ids, [], [], [], [])
+
+    def add(tokens: Sequence[int], trained: int, logprobs: Sequence[float], code: int) -> None:
+        out.completion_ids.extend(tokens)
+        out.env_mask.extend([trained] * len(tokens))
+        out.logprobs.extend(logprobs)
+        out.off_policy.extend([code] * len(tokens))
+
     position = 0
     for turn in range(len(record.turns)):
         # Context before this turn: observations and template text, not the agent's.
+        start = position
         while position < len(ids) and turn_index[position] != turn:
-            completion.append(ids[position])
-            mask.append(0)
-            logprobs.append(0.0)
             position += 1
+        add(ids[start:position], 0, [0.0] * (position - start), 0)
         span_end = position
         while span_end < len(ids) and turn_index[span_end] == turn:
             span_end += 1
         span = ids[position:span_end]
         position = span_end
         tokens = turns[turn] if turn < len(turns) else None
-        trained = 1
-        if tokens is not None and tokens.policy != CURRENT and off_policy_tokens == "mask":
-            trained = 0
+        other = int(tokens is not None and tokens.policy != CURRENT)
+        trained = 0 if other and off_policy_tokens == "mask" else 1
         generated = tokens.token_ids if tokens is not None else None
+        code = OTHER_TOKEN if other else CURRENT_TOKEN
+        if tokens is None or not tokens.logprobs:
+            code = UNSCORED_TOKEN
+            if other and off_policy_tokens == "importance":
+                # Nothing to take the ratio against: the turn stays as context only.
+                trained = 0
+                out.unscored_turns += 1
         if not generated:  # a member that gives text only: the shared tokenisation stands
-            completion += span
-            mask += [trained] * len(span)
-            logprobs += [0.0] * len(span)
+            add(span, trained, [0.0] * len(span), code)
             continue
-        sampled = list(tokens.logprobs or [0.0] * len(generated))
+        sampled = list(tokens.logprobs or [0.0] * len(generated))  # type: ignore[union-attr]
         if generated == span:
-            completion += span
-            mask += [trained] * len(span)
-            logprobs += sampled
+            add(span, trained, sampled, code)
             continue
-        retokenised += 1
-        completion += generated
-        mask += [trained] * len(generated)
-        logprobs += sampled
+        out.retokenised_turns += 1
+        add(generated, trained, sampled, code)
         if span and span[-1] != generated[-1]:
             # Stopped without the end marker: the template adds it to the context.
-            completion.append(span[-1])
-            mask.append(0)
-            logprobs.append(0.0)
-    return prompt_ids, completion, mask, logprobs, retokenised
+            add(span[-1:], 0, [0.0], 0)
+    return out
 
 
 def failed_sample(draw: TaskDraw, group: int, trial: int, record: EpisodeRecord | None,
@@ -328,7 +391,7 @@ def failed_sample(draw: TaskDraw, group: int, trial: int, record: EpisodeRecord 
     """An environment failure's place in the batch: one masked token, no reward."""
     return Sample(draw=draw, group=group, trial=trial, prompt_ids=[filler],
                   completion_ids=[filler], env_mask=[0], logprobs=[0.0], reward=None,
-                  record=record)
+                  record=record, off_policy=[UNSCORED_TOKEN])
 
 
 # -- playing a step -------------------------------------------------------------------------
@@ -450,11 +513,13 @@ class RolloutEngine:
             sample = failed_sample(draw, group, trial, record, self.filler)
             sample.reward = reward  # a model failure before any turn still scores 0
         else:
-            prompt_ids, completion, mask, logprobs, retokenised = episode_tokens(
-                self.tokenizer, record, turns, off_policy_tokens=self.settings.off_policy_tokens)
-            sample = Sample(draw=draw, group=group, trial=trial, prompt_ids=prompt_ids,
-                            completion_ids=completion, env_mask=mask, logprobs=logprobs,
-                            reward=reward, record=record, retokenised_turns=retokenised)
+            laid = episode_tokens(self.tokenizer, record, turns,
+                                  off_policy_tokens=self.settings.off_policy_tokens)
+            sample = Sample(draw=draw, group=group, trial=trial, prompt_ids=laid.prompt_ids,
+                            completion_ids=laid.completion_ids, env_mask=laid.env_mask,
+                            logprobs=laid.logprobs, reward=reward, record=record,
+                            retokenised_turns=laid.retokenised_turns,
+                            off_policy=laid.off_policy, unscored_turns=laid.unscored_turns)
         for tokens in turns[:len(record.turns)]:
             sample.policies[tokens.policy] = sample.policies.get(tokens.policy, 0) + 1
         if self.families is not None:
@@ -497,6 +562,11 @@ class OverlapScheduler:
                 if ahead not in self._pending:
                     self._pending[ahead] = self._executor.submit(launch(ahead))
         return batch
+
+    def wait(self) -> None:
+        """Block until every batch prepared ahead is played (they stay to be taken)."""
+        for future in list(self._pending.values()):
+            future.exception()  # waits; a failure is raised when the batch is taken
 
     def close(self) -> None:
         for future in self._pending.values():

@@ -13,8 +13,11 @@ colbench supplies the rollouts through ``rollout_func`` and the advantages:
    runner's ``EvalConfig.max_turns`` (the env is made with its own arguments, unchanged).
 3. **Cross-policy sampling**: a turn's action comes from a stale snapshot (refreshed every
    ``snapshot_every`` steps) or a pool model with probability ``cross_policy_prob``.
-4. **Advantages** (:mod:`colbench.trainers.online_grpo_advantages`): the group advantage, then
-   z-scored per task (env or family) over the batch's loss tokens. They replace TRL's.
+4. **Advantages** (:mod:`colbench.trainers.online_grpo_advantages`): the group advantage
+   (TRL's, unbiased std by default), then z-scored per task (env or family) over the batch's
+   loss tokens of groups that carry a signal; all-equal groups stay at 0. They replace TRL's.
+   Tokens the current weights did not sample get PPO's clipped ratio against their sampler
+   (``off_policy_tokens=importance``); the ratio's statistics are logged per kind of token.
 5. **Failures are not rewards**: an episode the environment failed has no reward, is left out
    of its group's baseline, and has no token in the loss; it is counted
    (``rollout/env_failures``).
@@ -22,6 +25,8 @@ colbench supplies the rollouts through ``rollout_func`` and the advantages:
    trains; ``max_staleness`` bounds the lag, recorded per sample.
 7. **Generation**: transformers ``generate`` on the policy, or TRL's vLLM engine
    (:mod:`colbench.trainers.online_grpo_vllm`: colocate or server, in lockstep).
+8. **Resume** (:mod:`colbench.trainers.online_grpo_resume`): checkpoints carry the run's own
+   state beside TRL's, and ``resume`` goes on from the last one.
 """
 
 from __future__ import annotations
@@ -93,42 +98,74 @@ def reward_from_rollout(prompts: list[Any], completions: list[Any], **kwargs: An
     return list(kwargs[REWARD_KEY])
 
 
+#: Kinds of trained token whose importance ratio (current policy / sampling policy) is
+#: logged: sampled by the current weights of this step, by the current policy's weights of an
+#: earlier step (overlap), or by another policy (snapshot, pool).
+RATIO_KINDS = ("current", "stale", "other")
+#: The batch's per-token provenance (codes of :mod:`colbench.trainers.online_grpo_rollout`).
+PROVENANCE_KEY = "colbench_provenance"
+
+
 def _grpo_trainer_class() -> type:
     """``GRPOTrainer`` with colbench's advantages (built lazily: TRL loads on first use)."""
     import torch
     from accelerate.utils import gather_object
     from trl import GRPOTrainer
 
-    from colbench.trainers.online_grpo_advantages import group_advantages, task_normalise
+    from colbench.trainers.online_grpo_advantages import batch_advantages
+    from colbench.trainers.online_grpo_rollout import (
+        CURRENT_TOKEN,
+        OTHER_TOKEN,
+        STALE_TOKEN,
+        UNSCORED_TOKEN,
+    )
 
     class ColbenchGRPOTrainer(GRPOTrainer):
-        """TRL's ``GRPOTrainer``; the advantages of each batch are colbench's (module docs),
-        and with ``off_policy_tokens=importance`` the PPO ratio is taken against the
-        sampling policies' log-probabilities."""
+        """TRL's ``GRPOTrainer``; the advantages of each batch are colbench's (module docs);
+        with ``off_policy_tokens=importance`` the PPO ratio is taken against the sampling
+        policies' log-probabilities; the ratio's statistics are logged per kind of token."""
 
         _tag_names = ["trl", "grpo", "colbench", "multi-turn", "online"]
-        colbench: Any = None  # the _OnlineRun, set after construction
+        _captured_logps: list[Any] | None = None
+
+        def __init__(self, *args: Any, online_run: _OnlineRun, **kwargs: Any) -> None:
+            #: The run's shared state: rollouts, policies, counters (module docs).
+            self.online_run = online_run
+            super().__init__(*args, **kwargs)
+
+        def _save_checkpoint(self, model: Any, trial: Any) -> None:
+            super()._save_checkpoint(model, trial)
+            if self.args.should_save:
+                folder = Path(self._get_output_dir(trial=trial)) / \
+                    f"checkpoint-{self.state.global_step}"
+                self.online_run.save_state(folder, self.state.global_step)
 
         def _generate_and_score_completions(self, inputs: list[dict[str, Any]]
                                             ) -> dict[str, Any]:
             output = super()._generate_and_score_completions(inputs)
-            run = self.colbench
+            run = self.online_run
             samples = run.last_samples
             device = output["advantages"].device
             local = [(s.reward, (self.accelerator.process_index, s.group), run.task_key(s),
                       s.loss_tokens) for s in samples]
             everything = gather_object(local)
-            rewards = [r for r, _, _, _ in everything]
-            groups = [g for _, g, _, _ in everything]
-            advantages = group_advantages(rewards, groups, scale=run.config.scale_rewards)
-            if run.config.task_normalisation != "off":
-                advantages = task_normalise(advantages, [t for _, _, t, _ in everything],
-                                            [n for _, _, _, n in everything])
+            advantages = batch_advantages(
+                [r for r, _, _, _ in everything], [g for _, g, _, _ in everything],
+                [t for _, _, t, _ in everything], [n for _, _, _, n in everything],
+                scale=run.config.scale_rewards, std=run.config.std_estimator,
+                normalisation=run.config.task_normalisation)
             start = self.accelerator.process_index * len(samples)
             mine = advantages[start:start + len(samples)]
             output["advantages"] = torch.tensor(mine, dtype=torch.float32, device=device)
+            width = output["completion_ids"].shape[1]
+            provenance = torch.full((len(samples), width), UNSCORED_TOKEN, dtype=torch.long,
+                                    device=device)
+            for row, sample in enumerate(samples):
+                codes = [STALE_TOKEN if code == CURRENT_TOKEN and sample.staleness > 0
+                         else code for code in sample.off_policy[:width]]
+                provenance[row, :len(codes)] = torch.tensor(codes, dtype=torch.long)
+            output[PROVENANCE_KEY] = provenance
             if run.config.off_policy_tokens == "importance":
-                width = output["completion_ids"].shape[1]
                 old = torch.zeros((len(samples), width), dtype=torch.float32, device=device)
                 for row, sample in enumerate(samples):
                     values = sample.logprobs[:width]
@@ -136,6 +173,56 @@ def _grpo_trainer_class() -> type:
                 output["old_per_token_logps"] = old
             run.after_advantages(self, samples, mine)
             return output
+
+        def _get_per_token_logps_and_entropies(self, *args: Any, **kwargs: Any) -> Any:
+            result = super()._get_per_token_logps_and_entropies(*args, **kwargs)
+            if self._captured_logps is not None:
+                self._captured_logps.append(result[0].detach())
+            return result
+
+        def _compute_loss(self, model: Any, inputs: dict[str, Any]) -> Any:
+            # The loss's own forward pass gives the current policy's log-probabilities; the
+            # ratio's statistics come from it at no extra cost.
+            self._captured_logps = []
+            try:
+                loss = super()._compute_loss(model, inputs)
+                captured = self._captured_logps
+            finally:
+                self._captured_logps = None
+            if captured and "sampling_per_token_logps" in inputs and PROVENANCE_KEY in inputs:
+                self._log_ratios(captured[0], inputs)
+            return loss
+
+        def _log_ratios(self, logps: Any, inputs: dict[str, Any]) -> None:
+            """Mean, min, max and clipped share of the ratio current / sampling policy over
+            each kind of trained token (:data:`RATIO_KINDS`), across processes."""
+            mask = inputs["completion_mask"]
+            if "tool_mask" in inputs:
+                mask = mask * inputs["tool_mask"]
+            ratio = torch.exp(logps.float() - inputs["sampling_per_token_logps"].float())
+            low, high = 1 - self.epsilon_low, 1 + self.epsilon_high
+            metrics = self._metrics["train" if self.model.training else "eval"]
+            codes = {"current": CURRENT_TOKEN, "stale": STALE_TOKEN, "other": OTHER_TOKEN}
+            for kind in RATIO_KINDS:
+                chosen = (mask.bool() & (inputs[PROVENANCE_KEY] == codes[kind]))
+                values = ratio[chosen]
+                clipped = ((values < low) | (values > high)).float().sum()
+                stats = torch.stack([values.sum(), torch.tensor(float(values.numel()),
+                                                                device=values.device),
+                                     clipped])
+                totals = self.accelerator.reduce(stats, reduction="sum")
+                big = torch.tensor(float("inf"), device=values.device)
+                extremes = torch.stack([values.min() if values.numel() else big,
+                                        -values.max() if values.numel() else big])
+                extremes = self.accelerator.gather(extremes.unsqueeze(0)).min(dim=0).values
+                count = float(totals[1])
+                if count == 0:
+                    continue
+                metrics[f"importance/{kind}/ratio_mean"].append(float(totals[0]) / count)
+                metrics[f"importance/{kind}/ratio_min"].append(float(extremes[0]))
+                metrics[f"importance/{kind}/ratio_max"].append(-float(extremes[1]))
+                metrics[f"importance/{kind}/outside_clip"].append(float(totals[2]) / count)
+                metrics[f"importance/{kind}/tokens"].append(count)
 
     return ColbenchGRPOTrainer
 
@@ -180,6 +267,9 @@ class _OnlineRun:
         self.pool_models: dict[str, Any] = {}
         self._models: dict[str, Any] = {}  # chat models wrapping torch modules, by role
         self._snapshot: Any = None
+        #: The snapshot's weights and version read from a checkpoint, loaded into the
+        #: snapshot when it is made (``--resume``).
+        self._restored_snapshot: tuple[dict[str, Any], int | None] | None = None
         self._rollout_copy: Any = None
 
     # -- the policies -------------------------------------------------------------------------
@@ -231,6 +321,10 @@ class _OnlineRun:
                                     or version % config.snapshot_every == 0)
         if use_snapshot and self._snapshot is None:
             self._snapshot = PolicySnapshot(model)
+            if self._restored_snapshot is not None:
+                self._snapshot.refresh(*self._restored_snapshot)
+                self._restored_snapshot = None
+                refresh = version % config.snapshot_every == 0
         snapshot_weights = (weights if weights is not None else weights_of(model)) \
             if refresh else None
         if not lockstep and self._rollout_copy is None:
@@ -309,6 +403,7 @@ class _OnlineRun:
         metrics["rollout/staleness"].append(sum(s.staleness for s in samples) / len(samples))
         metrics["rollout/retokenised_turns"].append(
             float(sum(s.retokenised_turns for s in samples)))
+        metrics["rollout/unscored_turns"].append(float(sum(s.unscored_turns for s in samples)))
         by_env: dict[str, list[Any]] = defaultdict(list)
         for sample in kept:
             by_env[sample.draw.env].append(sample)
@@ -348,6 +443,53 @@ class _OnlineRun:
                     "retokenised_turns": sample.retokenised_turns,
                     "horizon": self.curriculum.budget(step)}) + "\n")
 
+    # -- checkpoints (:mod:`colbench.trainers.online_grpo_resume`) ----------------------------
+    def save_state(self, folder: Path, step: int) -> None:
+        """Write the run's state into checkpoint ``folder`` (main process)."""
+        from colbench.trainers.online_grpo_resume import RunState, shaping_settings, write_state
+
+        # Rollouts played ahead may be refreshing the snapshot right now: let them finish,
+        # so that the snapshot saved is one a step really played with.
+        self.scheduler.wait()
+        snapshot = None
+        version = None
+        if self._snapshot is not None:
+            snapshot = self._snapshot.state()
+            version = self._snapshot.version
+        elif self._restored_snapshot is not None:  # resumed, not played since
+            snapshot, version = self._restored_snapshot
+        write_state(folder, RunState(
+            step=step, stage=self.curriculum.stage(step), horizon=self.curriculum.budget(step),
+            snapshot_version=version, episodes=self.episodes, env_failures=self.env_failures,
+            settings=shaping_settings(self.config)), snapshot)
+
+    def restore(self, trainer: Any) -> Path:
+        """Read the last checkpoint's state of ``self.out`` into this run (``--resume``),
+        set aside the rollouts written after it, and return the checkpoint for TRL."""
+        from colbench.trainers.online_grpo_resume import (
+            check_same_run,
+            last_checkpoint,
+            read_snapshot,
+            read_state,
+            set_aside_rollouts,
+        )
+
+        checkpoint = last_checkpoint(self.out)
+        state = read_state(checkpoint)
+        check_same_run(state, self.config, checkpoint)
+        if state.stage != self.curriculum.stage(state.step):
+            raise ConfigError(f"--resume: {checkpoint} was at curriculum stage {state.stage} "
+                              f"at step {state.step}; these settings put it at "
+                              f"{self.curriculum.stage(state.step)}")
+        weights = read_snapshot(checkpoint)
+        if weights is not None:
+            self._restored_snapshot = (weights, state.snapshot_version)
+        self.episodes, self.env_failures = state.episodes, state.env_failures
+        several = trainer.accelerator.num_processes > 1
+        tag = f"-rank{trainer.accelerator.process_index}" if several else ""
+        set_aside_rollouts(self.out / ROLLOUT_DIR, state.step, tag=tag)
+        return checkpoint
+
     def close(self) -> None:
         self.scheduler.close()
         for model in [*self._models.values(), *self.pool_models.values()]:
@@ -365,6 +507,7 @@ def cut_to_length(sample: Any, max_length: int | None) -> bool:
     sample.completion_ids = sample.completion_ids[:room]
     sample.env_mask = sample.env_mask[:room]
     sample.logprobs = sample.logprobs[:room]
+    sample.off_policy = sample.off_policy[:room]
     return True
 
 
@@ -435,7 +578,9 @@ class OnlineGRPOTrainer(TrainerPlugin):
             config, out, num_generations=config.num_generations,
             temperature=config.temperature, beta=config.beta,
             scale_rewards=config.scale_rewards, max_completion_length=config.max_new_tokens,
-            report_to=config.report_to, shuffle_dataset=False, **grpo_vllm_arguments(config))
+            entropy_coef=config.entropy_coef, report_to=config.report_to,
+            shuffle_dataset=False, **config.optimiser_arguments(),
+            **grpo_vllm_arguments(config))
         arguments.pop("max_length", None)  # GRPOConfig bounds completions, not sequences
         args = make_config(GRPOConfig, arguments)
         run = _OnlineRun(config, tokenizer, out, task_ids, families,
@@ -449,9 +594,10 @@ class OnlineGRPOTrainer(TrainerPlugin):
                 model=policy, reward_funcs=[reward_from_rollout], args=args,
                 train_dataset=_placeholder_dataset(max(64, 4 * groups)),
                 processing_class=tokenizer, rollout_func=run.rollout_func,
-                peft_config=lora_config(config))
-            trainer.colbench = run
-            result = trainer.train()
+                peft_config=lora_config(config), online_run=run)
+            checkpoint = run.restore(trainer) if config.resume else None
+            result = trainer.train(
+                resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
         finally:
             run.close()
         save_trained(trainer, tokenizer, out)
@@ -466,8 +612,8 @@ class OnlineGRPOTrainer(TrainerPlugin):
                            f"{config.split}), written as run directories under "
                            f"`{ROLLOUT_DIR}/`."),
                 summary=self.summary, metrics=metrics,
-                method="Online multi-turn GRPO (TRL `GRPOTrainer` with a colbench "
+                method=("Online multi-turn GRPO (TRL `GRPOTrainer` with a colbench "
                        "`rollout_func`): group advantages over whole episodes, loss on the "
-                       "agent's tokens only.")
+                       "agent's tokens only. " + config.preset_note()).rstrip())
         return TrainResult(path=out, metrics=metrics, adapter=config.lora,
                            artefacts={"rollouts": out / ROLLOUT_DIR})

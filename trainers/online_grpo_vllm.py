@@ -70,6 +70,10 @@ def grpo_vllm_arguments(config: Any) -> dict[str, Any]:
     if mode is None:
         return {}
     arguments: dict[str, Any] = {"use_vllm": True, "vllm_mode": mode}
+    if config.off_policy_tokens == "importance":
+        # colbench's ratio is already against the sampler's log-probabilities; TRL's
+        # correction on top would weigh each token by that mismatch a second time.
+        arguments["vllm_importance_sampling_correction"] = False
     if mode == "colocate":
         arguments["vllm_gpu_memory_utilization"] = config.vllm_gpu_memory_utilization
         arguments["vllm_tensor_parallel_size"] = config.vllm_tensor_parallel_size

@@ -104,6 +104,24 @@ def test_overlapped_training_records_bounded_staleness(tiny_llama, tmp_path):
     assert by_step == {0: {0}, 1: {1}, 2: {1}}
     shares = {policy for r in rows for policy in r["policies"]}
     assert shares == {"current", "snapshot"}
+    # The importance ratio (current / sampling policy) is logged per kind of token: fresh
+    # tokens of step 0 were sampled by the very weights that train on them (ratio 1 up to
+    # float noise); later batches are one step stale; snapshot turns are another policy's.
+    history = json.loads((out / "trainer_state.json").read_text())["log_history"]
+    logged = [entry for entry in history if "importance/current/ratio_mean" in entry
+              or "importance/stale/ratio_mean" in entry]
+    assert logged[0]["step"] == 1
+    assert logged[0]["importance/current/ratio_mean"] == pytest.approx(1.0, abs=1e-3)
+    assert logged[0]["importance/current/outside_clip"] == 0.0
+    assert "importance/stale/ratio_mean" not in logged[0]
+    assert all("importance/stale/ratio_mean" in entry for entry in logged[1:])
+    assert any(entry.get("importance/other/tokens", 0) > 0 for entry in logged)
+    for entry in logged:
+        for kind in ("current", "stale", "other"):
+            if f"importance/{kind}/ratio_mean" in entry:
+                assert entry[f"importance/{kind}/ratio_min"] <= \
+                    entry[f"importance/{kind}/ratio_mean"] <= \
+                    entry[f"importance/{kind}/ratio_max"]
 
 
 SECOND_ENV = "colbench-test/GuessAgain-v0"
@@ -111,7 +129,8 @@ SECOND_ENV = "colbench-test/GuessAgain-v0"
 
 def test_mixed_envs_get_task_normalised_advantages(tiny_llama, tmp_path):
     """Two envs in one run, drawn by weight; the advantages the trainer used are each env's
-    group advantages z-scored over that env's loss tokens (mean 0, std 1 per env and step)."""
+    group advantages z-scored over that env's loss tokens of informative groups (mean 0,
+    std 1 per env and step); groups of equal rewards stay at 0."""
     from colbench import register_env
     from colbench.trainers import train
     from colbench.trainers.online_grpo_config import OnlineGRPOConfig
@@ -125,6 +144,15 @@ def test_mixed_envs_get_task_normalised_advantages(tiny_llama, tmp_path):
     train("online-grpo", model=f"hf:{tiny_llama}", out=out, config=config)
     rows = _samples(out)
     assert {r["env"] for r in rows} == {helpers_env.ENV_ID, SECOND_ENV}
+    rewards: dict[tuple, set] = {}
+    for r in rows:
+        if r["reward"] is not None:
+            rewards.setdefault((r["version"], r["group"]), set()).add(r["reward"])
+    # Groups whose rewards were all equal taught nothing: 0, whatever the normalisation did
+    # to the others; only the informative samples enter each env's statistics.
+    equal = [r for r in rows if len(rewards.get((r["version"], r["group"]), ())) < 2]
+    assert all(r["advantage"] == 0.0 for r in equal)
+    rows = [r for r in rows if r not in equal]
     checked = 0
     for step in {int(p.parent.name.split("-")[1])
                  for p in (out / "rollouts").glob("step-*/samples.jsonl")}:

@@ -221,6 +221,50 @@ def test_off_policy_tokens_mask_leaves_other_policies_out_of_the_loss(tiny_llama
     assert all(s.loss_tokens == 0 and s.policies == {SNAPSHOT: 2} for s in samples)
 
 
+class TextOnly(ScriptedTokens):
+    """A pool member that gives text only (as scripted agents and some servers do)."""
+
+    async def respond(self, conversation, params, context) -> Completion:
+        completion = await super().respond(conversation, params, context)
+        return Completion(text=completion.text)
+
+
+@pytest.mark.parametrize("mode", ["importance", "train"])
+def test_text_only_turns_have_no_ratio_to_take(tiny_llama, tmp_path, mode):
+    """Under importance ratios a turn whose policy gave no log-probabilities is context only
+    (counted); under ratio 1 it trains as the current policy's. Either way its tokens are
+    marked as unscored, so no ratio statistic reads their missing log-probabilities."""
+    from transformers import AutoTokenizer
+
+    from colbench.trainers.online_grpo_rollout import (
+        CURRENT_TOKEN,
+        OTHER_TOKEN,
+        UNSCORED_TOKEN,
+    )
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_llama)
+    current = ScriptedTokens(tokenizer, tokenizer.eos_token_id)
+    policy = CrossPolicyModel({CURRENT: current, SNAPSHOT: current, "pool": TextOnly(
+        tokenizer, tokenizer.eos_token_id)}, prob=0.7, step=0, seed=3)
+    samples = _engine(tokenizer, tmp_path, off_policy_tokens=mode).play(0, DRAWS, policy, 3)
+    pool_turns = sum(s.policies.get("pool", 0) for s in samples)
+    assert pool_turns > 0 and any(s.policies.get(CURRENT) for s in samples)
+    for sample in samples:
+        assert len(sample.off_policy) == len(sample.completion_ids)
+        trained = {code for code, m in zip(sample.off_policy, sample.env_mask, strict=True)
+                   if m}
+        if mode == "importance":
+            assert UNSCORED_TOKEN not in trained
+            assert sample.unscored_turns == sample.policies.get("pool", 0)
+        else:
+            assert sample.unscored_turns == 0
+            assert (UNSCORED_TOKEN in trained) == bool(sample.policies.get("pool"))
+        if sample.policies.get(SNAPSHOT):
+            assert OTHER_TOKEN in trained
+        if sample.policies.get(CURRENT):
+            assert CURRENT_TOKEN in trained
+
+
 def test_cross_policy_draw_probabilities():
     keys = [(7, step, "env", f"task-{t}", trial, turn) for step in range(10) for t in range(10)
             for trial in range(4) for turn in range(5)]
@@ -254,6 +298,43 @@ def test_snapshot_refresh_copies_weights_then_stays_stale(tiny_llama):
     snapshot.refresh(weights_of(model), version=1)
     stale = snapshot.model.state_dict()
     assert all(torch.equal(current[k], stale[k]) for k in current)
+
+
+def test_lora_snapshot_holds_the_adapter_only(tiny_llama):
+    """Under LoRA the snapshot (and the overlap copy, the same class) shares the frozen base
+    weights with the policy and holds, refreshes and saves the adapter's weights only; it
+    still stays stale while the adapter trains."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(tiny_llama),
+                           LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"]))
+    adapter = {k for k in model.state_dict() if "lora_" in k}
+    assert adapter and set(weights_of(model)) == adapter  # no base weight is cloned
+    snapshot = PolicySnapshot(model)
+    snapshot.refresh(weights_of(model), version=0)
+    assert set(snapshot.own_names()) == adapter
+    assert set(snapshot.state()) == adapter
+    current, stale = model.state_dict(), snapshot.model.state_dict()
+    for key in current:
+        shared = current[key].data_ptr() == stale[key].data_ptr()
+        assert shared == (key not in adapter), key
+    adapter_bytes = sum(current[k].numel() * current[k].element_size() for k in adapter)
+    total = sum(v.numel() * v.element_size() for v in current.values())
+    assert snapshot.own_bytes() == adapter_bytes < total / 10
+    # The adapter trains; the snapshot's copy of it does not move until refreshed.
+    with torch.no_grad():
+        for parameter in model.parameters():
+            if parameter.requires_grad:
+                parameter.add_(0.5)
+    current = model.state_dict()
+    assert all(not torch.equal(current[k], stale[k]) for k in adapter)
+    ids = torch.tensor([[2, 5, 6, 7, 3]])
+    assert not torch.equal(model(input_ids=ids).logits, snapshot.model(input_ids=ids).logits)
+    snapshot.refresh(weights_of(model), version=1)
+    assert torch.allclose(model(input_ids=ids).logits, snapshot.model(input_ids=ids).logits)
+    assert snapshot.version == 1
 
 
 @pytest.mark.parametrize("overlap,bound", [(False, 0), (True, 1), (True, 2)])

@@ -8,23 +8,83 @@ import math
 import pytest
 
 from colbench.errors import ConfigError, MissingExtraError
-from colbench.trainers.online_grpo_advantages import group_advantages, task_normalise
+from colbench.trainers.online_grpo_advantages import (
+    STD_EPSILON,
+    batch_advantages,
+    group_advantages,
+    informative,
+    task_normalise,
+)
 from colbench.trainers.online_grpo_config import OnlineGRPOConfig
 from colbench.trainers.online_grpo_curriculum import HorizonCurriculum
 
 
 def test_group_advantages_by_hand():
-    # Group a: rewards 1, 0 -> mean 0.5, std 0.5 -> +1, -1. Group b: 3, 1, 2 -> mean 2,
-    # std sqrt(2/3) -> (1, -1, 0) / 0.8165.
+    # Group a: rewards 1, 0 -> mean 0.5, unbiased std sqrt(0.5) -> +-0.5 / (0.7071 + 1e-4).
+    # Group b: 3, 1, 2 -> mean 2, unbiased std 1 -> (1, -1, 0) / (1 + 1e-4).
     advantages = group_advantages([1.0, 0.0, 3.0, 1.0, 2.0], ["a", "a", "b", "b", "b"])
+    a = 0.5 / (math.sqrt(0.5) + STD_EPSILON)
+    b = 1 / (1 + STD_EPSILON)
+    assert advantages == pytest.approx([a, -a, b, -b, 0.0])
+    # The population std (n): 0.5 and sqrt(2/3), so group a's advantages are 1.41x larger.
+    population = group_advantages([1.0, 0.0, 3.0, 1.0, 2.0], ["a", "a", "b", "b", "b"],
+                                  std="population")
     s = math.sqrt(2 / 3)
-    assert advantages == pytest.approx([1.0, -1.0, 1 / s, -1 / s, 0.0])
+    assert population == pytest.approx([0.5 / (0.5 + STD_EPSILON), -0.5 / (0.5 + STD_EPSILON),
+                                        1 / (s + STD_EPSILON), -1 / (s + STD_EPSILON), 0.0])
+    assert population[0] / advantages[0] == pytest.approx(math.sqrt(2), rel=1e-3)
     assert group_advantages([1.0, 0.0], ["a", "a"], scale="none") == [0.5, -0.5]
+    with pytest.raises(ValueError, match="std must be one of"):
+        group_advantages([1.0, 0.0], ["a", "a"], std="sample")
 
 
-def test_zero_variance_groups_get_zero():
-    assert group_advantages([0.7, 0.7, 0.7, 1.0, 0.0], [1, 1, 1, 2, 2]) == \
-        pytest.approx([0.0, 0.0, 0.0, 1.0, -1.0])
+def test_default_advantages_are_trls_own():
+    """The default (unbiased std, group scale) gives TRL's GRPOTrainer numbers: its
+    ``nanstd`` over each group, ``(r - mean) / (std + 1e-4)``, dropped rewards as NaN."""
+    torch = pytest.importorskip("torch")
+    trl_utils = pytest.importorskip("trl.trainer.utils")
+    rewards = [0.2, 0.9, 0.4, 0.4, 1.0, None, 0.0, 0.5, 0.3, 0.3, 0.3, 0.7]
+    generations = 4
+    tensor = torch.tensor([math.nan if r is None else r for r in rewards], dtype=torch.float64)
+    grouped = tensor.view(-1, generations)
+    mean = torch.nanmean(grouped, dim=1).repeat_interleave(generations)
+    std = trl_utils.nanstd(grouped, dim=1).repeat_interleave(generations)
+    trl_advantages = torch.nan_to_num((tensor - mean) / (std + 1e-4), nan=0.0).tolist()
+    ours = group_advantages(rewards, [i // generations for i in range(len(rewards))])
+    assert ours == pytest.approx(trl_advantages, rel=1e-6, abs=1e-9)
+
+
+#: Group 0's rewards are all equal; group 1's differ; with 10, 10, 30, 10 loss tokens the
+#: token-weighted mean of the task's group advantages is not 0.
+EQUAL_GROUP = {"rewards": [1.0, 1.0, 1.0, 0.0], "groups": [0, 0, 1, 1],
+               "tasks": ["env"] * 4, "tokens": [10, 10, 30, 10]}
+
+
+def test_task_normalisation_used_to_move_an_all_equal_group_off_zero():
+    """The bug: z-scoring the whole task centred the equal group's zeros to -0.45 each."""
+    raw = group_advantages(EQUAL_GROUP["rewards"], EQUAL_GROUP["groups"])
+    centred_all = task_normalise(raw, EQUAL_GROUP["tasks"], EQUAL_GROUP["tokens"])
+    assert centred_all[0] == pytest.approx(-0.4472, abs=1e-4)  # what signal=None does
+    fixed = batch_advantages(EQUAL_GROUP["rewards"], EQUAL_GROUP["groups"],
+                             EQUAL_GROUP["tasks"], EQUAL_GROUP["tokens"])
+    assert fixed[:2] == [0.0, 0.0]
+    assert fixed[2] > 0 > fixed[3]
+
+
+@pytest.mark.parametrize("normalisation", ["off", "env", "family"])
+@pytest.mark.parametrize("scale", ["group", "none"])
+@pytest.mark.parametrize("std", ["unbiased", "population"])
+def test_all_equal_groups_get_zero_under_every_setting(normalisation, scale, std):
+    # Three groups of one task: equal rewards, differing ones, equal again with a drop.
+    rewards = [0.7, 0.7, 0.7, 1.0, 0.0, 0.4, 0.2, None, 0.2]
+    groups = [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    tasks = ["env"] * 9
+    tokens = [5, 9, 2, 4, 8, 3, 7, 0, 6]
+    out = batch_advantages(rewards, groups, tasks, tokens, scale=scale, std=std,
+                           normalisation=normalisation)
+    assert out[:3] == [0.0, 0.0, 0.0] and out[6:] == [0.0, 0.0, 0.0]
+    assert any(out[3:6])
+    assert informative(rewards, groups) == [False] * 3 + [True] * 3 + [False] * 3
 
 
 def test_dropped_samples_leave_the_baseline():
@@ -88,7 +148,10 @@ def test_curriculum_budgets_by_step():
     ({"off_policy_tokens": "drop"}, "off_policy_tokens must be one of"),
     ({"task_normalisation": "task"}, "task_normalisation must be one of"),
     ({"cross_policy_prob": 1.5}, r"cross_policy_prob must be in \[0, 1\]"),
-    ({"off_policy_tokens": "importance", "policy_pool": ["openai:x"]}, "text only"),
+    ({"temperature": 0.7}, "off_policy_tokens=importance.*temperature 1.0"),
+    ({"std_estimator": "sample"}, "std_estimator must be one of"),
+    ({"beta": -0.1}, "cannot be negative"),
+    ({"preset": "agentrl2"}, "no preset 'agentrl2'.*agentgym-rl, agentrl"),
     ({"envs": ["a", "b"], "env_weights": [1.0]}, "env_weights has 1 entries for 2 envs"),
     ({"envs": ["a"], "env_weights": [0.0]}, "positive sum"),
     ({"max_steps": -1}, "max_steps must be at least 1"),

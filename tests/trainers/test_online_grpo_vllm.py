@@ -195,11 +195,14 @@ def test_settings_map_onto_trls_grpo_config():
                                 vllm_gpu_memory_utilization=0.5, vllm_tensor_parallel_size=2,
                                 vllm_max_model_length=2048)
     arguments = grpo_vllm_arguments(colocate)
+    # colbench's importance ratio (the default) replaces TRL's vLLM correction.
     assert arguments == {"use_vllm": True, "vllm_mode": "colocate",
+                         "vllm_importance_sampling_correction": False,
                          "vllm_gpu_memory_utilization": 0.5, "vllm_tensor_parallel_size": 2,
                          "vllm_max_model_length": 2048}
     server = OnlineGRPOConfig(generation="vllm-server", overlap=False,
-                              vllm_server_base_url="http://10.0.0.2:8000")
+                              vllm_server_base_url="http://10.0.0.2:8000",
+                              off_policy_tokens="train")
     assert grpo_vllm_arguments(server) == {"use_vllm": True, "vllm_mode": "server",
                                            "vllm_server_base_url": "http://10.0.0.2:8000"}
     assert grpo_vllm_arguments(OnlineGRPOConfig()) == {}
@@ -284,7 +287,7 @@ def test_rollouts_on_trls_engine_reach_the_batch_exactly(tiny_llama, tokenizer, 
         envs=[helpers_env.ENV_ID], split="test", max_steps=2, per_device_train_batch_size=4,
         num_generations=2, max_new_tokens=8, learning_rate=1e-3, overlap=False,
         horizon_stages=[2], generation="vllm-colocate", vllm_gpu_memory_utilization=0.4,
-        temperature=0.9)
+        temperature=0.9, off_policy_tokens="train")
     train("online-grpo", model=f"hf:{tiny_llama}", out=tmp_path / "ckpt", config=config)
 
     # TRL built its engine from colbench's settings.
