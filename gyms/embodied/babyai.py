@@ -18,7 +18,9 @@ from colbench.env import DEFAULT_PROTOCOL, Outcome, TextEnv
 from colbench.errors import ConfigError, MissingExtraError
 from colbench.gyms.embodied import babyai_agentgym as agentgym
 from colbench.gyms.embodied.babyai_levels import LEVELS
+from colbench.gyms.embodied.babyai_tools import AGENTGYM_TOOLS, COLBENCH_TOOLS
 from colbench.tasks import Task, TaskSet
+from colbench.tools import ActionTool
 
 #: Seeds per level in each split; the ranges never overlap.
 SPLIT_SEEDS: dict[str, range] = {
@@ -198,6 +200,9 @@ class BabyAIEnv(TextEnv):
     one_line_actions: ClassVar[bool] = True
     max_text_length: ClassVar[int] = 100_000
     protocols: ClassVar[tuple[str, ...]] = (DEFAULT_PROTOCOL, agentgym.PROTOCOL)
+    #: The actions as OpenAI tools (``colbench.tools``) per protocol: the grammars differ.
+    action_tools_by_protocol: ClassVar[dict[str, tuple[ActionTool, ...]]] = {
+        DEFAULT_PROTOCOL: COLBENCH_TOOLS, agentgym.PROTOCOL: AGENTGYM_TOOLS}
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
                  levels: Sequence[str] | None = None, max_turns: int | None = None,
@@ -235,6 +240,11 @@ class BabyAIEnv(TextEnv):
         self._success = False
         self._out_of_steps = False  # minigrid's step limit ended the episode
         self.agentgym_game: agentgym.AgentGymBabyAI | None = None
+
+    @property
+    def action_tools(self) -> tuple[ActionTool, ...]:
+        """This instance's actions as OpenAI tools: its protocol's grammar."""
+        return self.action_tools_by_protocol[self.protocol]
 
     @property
     def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]

@@ -24,7 +24,9 @@ from colbench.gyms.embodied.sciworld_tasks import (
     load_sciworld_tasks,
     turn_budget,
 )
+from colbench.gyms.embodied.sciworld_tools import SCIWORLD_TOOLS
 from colbench.tasks import Task, TaskSet
+from colbench.tools import ActionTool
 
 JAVA_HELP = ("ScienceWorld runs on Java 17 or newer, and no 'java' was found on PATH or in "
              "JAVA_HOME. Install a Java runtime, e.g. on Debian or Ubuntu: "
@@ -269,6 +271,8 @@ class SciWorldEnv(TextEnv):
     one_line_actions: ClassVar[bool] = True
     max_text_length: ClassVar[int] = 100_000
     protocols: ClassVar[tuple[str, ...]] = (DEFAULT_PROTOCOL, agentgym.PROTOCOL)
+    #: The actions as OpenAI tools (``colbench.tools``): ScienceWorld's commands.
+    action_tools: ClassVar[tuple[ActionTool, ...]] = SCIWORLD_TOOLS
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
                  task_names: Sequence[str] | None = None, max_turns: int | None = None,

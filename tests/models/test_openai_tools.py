@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 
 from colbench import registry
-from colbench.errors import MissingExtraError
+from colbench.errors import ConfigError, MissingExtraError
 from colbench.runner import EvalConfig, evaluate
 from colbench.tools import ActionTool, message_for_call
 
@@ -149,17 +149,24 @@ def _offered_tools() -> dict[str, tuple[ActionTool, ...]]:
     for env_id in registry.envs.names():
         try:
             cls = registry.envs.get(env_id)
-        except (MissingExtraError, ImportError):
+            if isinstance(cls, str):  # an env family's id names its class by path
+                cls = registry.import_object(cls)
+        except (MissingExtraError, ImportError, ConfigError):
             continue
         tools = getattr(cls, "action_tools", None)
         if isinstance(tools, tuple) and tools:
             offered[env_id] = tools
+        for protocol, by_protocol in (getattr(cls, "action_tools_by_protocol", None)
+                                      or {}).items():
+            offered[f"{env_id} --protocol {protocol}"] = by_protocol
     return offered
 
 
 def test_every_envs_tool_schemas_are_valid_json_schema() -> None:
     offered = _offered_tools()
-    assert {"colbench/TextCraft-v0", "colbench/Backend-v0"} <= set(offered)
+    assert {"colbench/TextCraft-v0", "colbench/Backend-v0", "colbench/SciWorld-v0",
+            "colbench/BabyAI-v0 --protocol colbench",
+            "colbench/BabyAI-v0 --protocol agentgym"} <= set(offered)
     for env_id, tools in offered.items():
         names = [tool.name for tool in tools]
         assert len(set(names)) == len(names), env_id
@@ -179,3 +186,28 @@ def test_a_call_becomes_its_message_or_a_refusal_naming_the_fault() -> None:
                                                        '{"count": "2", "item": "x"}')
     assert "no tool 'jump'" in message_for_call([tool], "jump", "{}")
     assert "not a JSON object" in message_for_call([tool], "get", "[1]")
+
+
+@pytest.mark.parametrize("env_id, kwargs, calls, check", [
+    ("colbench/BabyAI-GoToRedBall-v0", {},
+     [("turn_left", {}), ("check_available_actions", {})],
+     lambda turns: all(t["info"]["valid"] for t in turns)),
+    ("colbench/BabyAI-v0", {"protocol": "agentgym"},
+     [("turn_left", {}), ("move_forward", {})],
+     lambda turns: all("Available actions" in t["next_observation"] for t in turns)),
+    pytest.param("colbench/SciWorld-v0", {"protocol": "agentgym"},
+                 [("look_around", {}), ("look_at", {"object": "door"})],
+                 lambda turns: "This room is called" in turns[0]["next_observation"],
+                 marks=pytest.mark.slow),
+])
+def test_the_embodied_envs_play_through_tool_calls(fake_openai, tmp_path, env_id, kwargs,
+                                                   calls, check) -> None:
+    server = fake_openai(lambda request: _call(*calls[min(_turn(request), len(calls) - 1)],
+                                               _turn(request)))
+    evaluate(EvalConfig(env=env_id, model=f"openai:m@{server.url}?tools=1",
+                        out=tmp_path / "run", num_tasks=1, max_turns=len(calls),
+                        env_kwargs=kwargs, progress=False))
+    (record,) = _episodes(tmp_path / "run")
+    names = [t["tool_calls"][0]["function"]["name"] for t in record["turns"]]
+    assert names == [name for name, _ in calls]
+    assert check(record["turns"])
