@@ -97,9 +97,19 @@ class Submission(Base):
     open_weights: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
     notes: Mapped[str | None] = mapped_column(Text, nullable=True)
     # The upload itself, kept so that a restarted worker (or a later audit) can re-verify.
-    content_digest: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
+    # The web process stores the parts as sent (the episodes gzip-compressed) and parses
+    # nothing: the verification child reads them and fills in the columns above and
+    # summary_json (empty until then).
     summary_json: Mapped[str] = mapped_column(Text, nullable=False)
     episodes_gz: Mapped[bytes] = mapped_column(LargeBinary, nullable=False)
+    raw_summary: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    raw_metadata: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    # The scored content's fingerprint (upload.ParsedRun.digest), set once the upload is
+    # read: unique per token (a token's second copy is refused as a duplicate of its first,
+    # whose id is duplicate_of); a copy under another token is kept, and duplicate_of names
+    # the earliest entry with the same content.
+    content_digest: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    duplicate_of: Mapped[str | None] = mapped_column(String(32), nullable=True)
     # The figures recomputed by the worker (the summary's own totals are kept for display).
     success_mean: Mapped[float | None] = mapped_column(Float, nullable=True)
     success_lo: Mapped[float | None] = mapped_column(Float, nullable=True)
@@ -125,7 +135,22 @@ class Submission(Base):
         # Covers the boards' freshness check (count and latest verdict per board).
         Index("ix_submissions_board", "env", "split", "status", "verified_at"),
         Index("ix_submissions_status_created", "status", "created_at"),
+        Index("uq_submissions_token_digest", "token_id", "content_digest", unique=True),
+        Index("ix_submissions_content_digest", "content_digest"),
     )
+
+
+class UploadAttempt(Base):
+    """One upload a token made, whatever became of it (stored, refused for its size or its
+    form): what the rate limit counts. Rows older than the rate window are pruned."""
+
+    __tablename__ = "upload_attempts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    token_id: Mapped[int] = mapped_column(ForeignKey("tokens.id"), nullable=False)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, nullable=False)
+
+    __table_args__ = (Index("ix_upload_attempts_token_created", "token_id", "created_at"),)
 
 
 class Challenge(Base):

@@ -10,9 +10,12 @@ import json
 import os
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from colbench.errors import ConfigError
+
+if TYPE_CHECKING:
+    from colbench.leaderboard.upload import UploadLimits
 
 #: The database used when no ``--db`` is given and ``COLBENCH_LEADERBOARD_DB`` is unset.
 DEFAULT_DB_FILE = "colbench-leaderboard.db"
@@ -36,8 +39,15 @@ class LeaderboardSettings:
     max_episodes_bytes: int = 512 << 20
     max_summary_bytes: int = 1 << 20
     max_metadata_bytes: int = 64 << 10
-    #: Episode records in one submission.
+    #: Episode records (lines of ``episodes.jsonl``) in one submission.
     max_records: int = 200_000
+    #: One line of ``episodes.jsonl`` (one record).
+    max_line_bytes: int = 16 << 20
+    #: Turns over all the records of a submission, and in one record.
+    max_turns: int = 500_000
+    max_episode_turns: int = 1_000
+    #: JSON objects and keys in one record, counted while it is decoded.
+    max_record_fields: int = 250_000
     #: Submissions one token may make per ``rate_window_seconds``.
     rate_limit: int = 30
     rate_window_seconds: float = 3600.0
@@ -67,6 +77,11 @@ class LeaderboardSettings:
     verify_cpu_seconds: float = 900.0
     verify_memory_bytes: int = 8 << 30
     verify_wall_seconds: float = 3600.0
+    #: Verify runs whose replay executes the submitted code in a sandbox that has no per-job
+    #: limits (no cgroup: memory and processes limited per process only, so one job can
+    #: hold many times its memory limit). Off by default: such runs are listed unverified,
+    #: saying why. Setting it accepts that risk for the machine that verifies.
+    allow_weak_isolation: bool = False
     #: Rows per board page.
     page_size: int = 100
     #: The secret challenge splits are minted from (``colbench leaderboard challenge mint``;
@@ -80,7 +95,8 @@ class LeaderboardSettings:
 
     def __post_init__(self) -> None:
         for name in ("max_upload_bytes", "max_episodes_bytes", "max_summary_bytes",
-                     "max_metadata_bytes", "max_records", "rate_limit", "max_verify_attempts",
+                     "max_metadata_bytes", "max_records", "max_line_bytes", "max_turns",
+                     "max_episode_turns", "max_record_fields", "rate_limit", "max_verify_attempts",
                      "page_size", "verify_memory_bytes", "challenge_episodes_per_task"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -92,6 +108,9 @@ class LeaderboardSettings:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise ConfigError(f"leaderboard setting {name} must be a positive number, "
                                   f"got {value!r}")
+        if not isinstance(self.allow_weak_isolation, bool):
+            raise ConfigError("leaderboard setting allow_weak_isolation must be true or false, "
+                              f"got {self.allow_weak_isolation!r}")
         if not 0.0 <= float(self.max_error_fraction) <= 1.0:
             raise ConfigError("leaderboard setting max_error_fraction must lie in [0, 1], "
                               f"got {self.max_error_fraction!r}")
@@ -107,6 +126,15 @@ class LeaderboardSettings:
         if parse_version(self.min_colbench_version) is None:
             raise ConfigError("leaderboard setting min_colbench_version is not a version: "
                               f"{self.min_colbench_version!r}")
+
+    def upload_limits(self) -> UploadLimits:
+        """The limits an upload's episodes are read under (see :class:`UploadLimits`)."""
+        from colbench.leaderboard.upload import UploadLimits
+
+        return UploadLimits(episodes_bytes=self.max_episodes_bytes, lines=self.max_records,
+                            line_bytes=self.max_line_bytes, turns=self.max_turns,
+                            record_turns=self.max_episode_turns,
+                            record_fields=self.max_record_fields)
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any]) -> LeaderboardSettings:

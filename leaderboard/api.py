@@ -1,8 +1,15 @@
 """The ``/api/v1`` blueprint: submit a run, ask for its verdict, read a board.
 
-Every refusal is a JSON object ``{"error": REASON, "status": CODE}`` with a 4xx status, and
-nothing is stored. The order of the checks is chosen so that the cheap ones come first: the
-size (before reading the body), the token, the rate limit, then the upload itself.
+Every refusal is a JSON object ``{"error": REASON, "status": CODE}`` with a 4xx status. The
+order of the checks is chosen so that the cheap ones come first: the size (before reading the
+body), the token, the rate limit, then the form. The request thread parses none of the
+upload: it stores the three parts as sent, each under its size bound, and answers 202; the
+verification worker reads them in a limited child process (``worker.py``), so an upload
+that cannot be read, is not for a board this server keeps, or duplicates the token's own
+earlier results ends ``rejected`` with the reason, which ``GET /submissions/ID`` (and
+``colbench submit --wait``) shows. Every upload a token makes, refused ones included, counts
+toward its rate limit (once the token is known: an unauthenticated or declared-oversized
+request is refused before anything is read).
 """
 
 from __future__ import annotations
@@ -13,22 +20,22 @@ import secrets
 from typing import Any
 
 from flask import Blueprint, jsonify, request, url_for
-from sqlalchemy import func, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import delete, func, select
 
 from colbench.leaderboard import queries
-from colbench.leaderboard._db import LISTED, PENDING, VERIFIED, Submission, Token, utcnow
-from colbench.leaderboard.app import state
-from colbench.leaderboard.challenge import challenge_for_run, challenge_name
-from colbench.leaderboard.tokens import AuthError, authenticate
-from colbench.leaderboard.upload import (
-    Metadata,
-    ParsedRun,
-    UploadError,
-    compress,
-    parse_metadata,
-    parse_run,
+from colbench.leaderboard._db import (
+    LISTED,
+    PENDING,
+    VERIFIED,
+    Submission,
+    Token,
+    UploadAttempt,
+    utcnow,
 )
+from colbench.leaderboard.app import state
+from colbench.leaderboard.challenge import challenge_name
+from colbench.leaderboard.tokens import AuthError, authenticate
+from colbench.leaderboard.upload import GZIP_MAGIC, UploadError, compress
 
 api = Blueprint("api", __name__, url_prefix="/api/v1")
 
@@ -59,27 +66,34 @@ def _read_part(name: str, limit: int) -> bytes:
     return data
 
 
-def _window_start() -> dt.datetime:
-    return utcnow() - dt.timedelta(seconds=state().settings.rate_window_seconds)
-
-
-def _rate_limited(session: Any, token_id: int) -> str | None:
-    """Seconds until the token may submit again, or None when it may now."""
-    settings = state().settings
-    since = _window_start()
-    count, oldest = session.execute(
-        select(func.count(), func.min(Submission.created_at))
-        .where(Submission.token_id == token_id, Submission.created_at >= since)).one()
-    if count < settings.rate_limit:
-        return None
-    wait = settings.rate_window_seconds - (utcnow() - oldest).total_seconds()
-    return str(max(1, math.ceil(wait)))
+def _count_attempt(token: Token) -> str | None:
+    """Count one upload attempt of ``token`` toward its rate limit, in one transaction that
+    holds the token's lock (so that concurrent attempts cannot both pass the count); the
+    seconds until it may upload again (the attempt is then not counted), or None."""
+    st = state()
+    settings = st.settings
+    since = utcnow() - dt.timedelta(seconds=settings.rate_window_seconds)
+    with st.db.write() as session:
+        if st.db.dialect == "postgresql":
+            session.execute(select(Token.id).where(Token.id == token.id).with_for_update())
+        session.execute(delete(UploadAttempt).where(UploadAttempt.token_id == token.id,
+                                                    UploadAttempt.created_at < since))
+        count, oldest = session.execute(
+            select(func.count(), func.min(UploadAttempt.created_at))
+            .where(UploadAttempt.token_id == token.id,
+                   UploadAttempt.created_at >= since)).one()
+        if count >= settings.rate_limit:
+            wait = settings.rate_window_seconds - (utcnow() - oldest).total_seconds()
+            return str(max(1, math.ceil(wait)))
+        session.add(UploadAttempt(token_id=token.id, created_at=utcnow()))
+    return None
 
 
 def _rate_message(retry_after: str) -> str:
     settings = state().settings
     return (f"rate limit: this token may make {settings.rate_limit} submissions per "
-            f"{settings.rate_window_seconds:g} seconds; try again in {retry_after} seconds")
+            f"{settings.rate_window_seconds:g} seconds (refused uploads count too); try "
+            f"again in {retry_after} seconds")
 
 
 @api.post("/submissions")
@@ -95,28 +109,19 @@ def submit() -> Any:
         token = authenticate(st.db, request.headers.get("Authorization"))
     except AuthError as exc:
         return refuse(exc.status, exc.message, **{"WWW-Authenticate": 'Bearer realm="colbench"'})
-    with st.db.read() as session:
-        retry_after = _rate_limited(session, token.id)
+    retry_after = _count_attempt(token)
     if retry_after is not None:
         return refuse(429, _rate_message(retry_after), **{"Retry-After": retry_after})
     if request.mimetype != "multipart/form-data":
         return refuse(415, "a submission is multipart/form-data with the parts "
                            f"{', '.join(PARTS)} (got {request.mimetype or 'no content type'})")
     try:
-        summary_bytes = _read_part("summary", settings.max_summary_bytes)
-        episodes_raw = _read_part("episodes", settings.max_upload_bytes)
-        metadata_bytes = _read_part("metadata", settings.max_metadata_bytes)
-        metadata = parse_metadata(metadata_bytes)
-        run = parse_run(summary_bytes, episodes_raw,
-                        max_episodes_bytes=settings.max_episodes_bytes,
-                        max_records=settings.max_records)
-        challenge = challenge_for_run(st.db, run.summary)
-        if challenge is None:
-            _identify(run)
+        summary = _read_part("summary", settings.max_summary_bytes)
+        episodes = _read_part("episodes", settings.max_upload_bytes)
+        metadata = _read_part("metadata", settings.max_metadata_bytes)
     except UploadError as exc:
         return refuse(exc.status, exc.message)
-    stored = _store(token, run, metadata, episodes_raw,
-                    split=challenge.split if challenge is not None else None)
+    stored = _store(token, summary, episodes, metadata)
     if not isinstance(stored, str):
         return stored
     st.worker.wake()
@@ -129,87 +134,24 @@ def submit() -> Any:
     return response
 
 
-def _identify(run: ParsedRun) -> None:
-    """Refuse results that are not for a task set this server holds (nothing is stored)."""
-    catalog = state().catalog
-    summary = run.summary
-    suite = catalog.get(summary.env)
-    if suite is None:
-        known = ", ".join(catalog.known()) or "none"
-        raise UploadError(422, f"this server does not rank the env {summary.env!r} (it ranks: "
-                               f"{known})")
-    if suite.splits is not None and summary.split not in suite.splits:
-        raise UploadError(422, f"{summary.env} has no split {summary.split!r} on this server "
-                               f"(splits: {', '.join(suite.splits)})")
-    try:
-        match = catalog.match(suite, summary.split or "", summary.task_set.hash,
-                              summary.task_set.count)
-    except Exception as exc:  # the env could not be made for that split
-        raise UploadError(422, f"this server cannot load {summary.env} split "
-                               f"{summary.split!r}: {exc}") from None
-    if match is None:
-        full = catalog.task_set(suite, summary.split or "")
-        raise UploadError(422, f"refused: the run's task set {summary.task_set.name!r} "
-                               f"({summary.task_set.hash}) is not this server's "
-                               f"{summary.env} {summary.split} split ({full.hash}, "
-                               f"{len(full)} tasks) nor its first N tasks; the run used other "
-                               "tasks")
-
-
-def _store(token: Token, run: ParsedRun, metadata: Metadata, episodes_raw: bytes, *,
-           split: str | None = None) -> Any:
-    """Insert the submission in one transaction that re-checks the token and the rate limit
-    under a lock; the id, or a refusal response. ``split``: the board it is listed on, when
-    not the run's own (a challenge's)."""
+def _store(token: Token, summary: bytes, episodes: bytes, metadata: bytes) -> Any:
+    """Store the parts as sent (a plain ``episodes`` compressed), unread: the id, or a
+    refusal when the token was revoked meanwhile. What the run is (env, model, figures)
+    is filled in by the worker once it has read them."""
     st = state()
-    summary = run.summary
-    digest = run.digest()
-    # Keep a gzip upload as sent; compress a plain one.
-    blob = episodes_raw if episodes_raw.startswith(b"\x1f\x8b") else compress(episodes_raw)
+    blob = episodes if episodes.startswith(GZIP_MAGIC) else compress(episodes)
     submission_id = secrets.token_hex(8)
-    try:
-        with st.db.write() as session:
-            locked = select(Token).where(Token.id == token.id)
-            if st.db.dialect == "postgresql":
-                locked = locked.with_for_update()
-            current = session.scalar(locked)
-            if current is None or current.revoked_at is not None:
-                return refuse(403, "this token was revoked while the upload was read")
-            retry_after = _rate_limited(session, token.id)
-            if retry_after is not None:
-                return refuse(429, _rate_message(retry_after), **{"Retry-After": retry_after})
-            existing = session.execute(select(Submission.id, Submission.status)
-                                       .where(Submission.content_digest == digest)).first()
-            if existing is not None:
-                return _duplicate(existing[0], existing[1])
-            session.add(Submission(
-                id=submission_id, token_id=token.id, status=PENDING, errors="[]",
-                created_at=utcnow(), env=summary.env, split=split or summary.split or "",
-                run_model=summary.model, simulator=summary.simulator, scorer=summary.scorer,
-                protocol=summary.protocol, colbench_version=summary.colbench_version,
-                task_set_name=summary.task_set.name, task_set_hash=summary.task_set.hash,
-                task_count=summary.task_set.count or len({r.task_id for r in run.records}),
-                trials=summary.trials, episodes=len(run.records),
-                model_name=metadata.model_name, organization=metadata.organization,
-                revision=metadata.revision, base_model=metadata.base_model,
-                adapter=metadata.adapter, open_weights=metadata.open_weights,
-                notes=metadata.notes, content_digest=digest, summary_json=run.summary_text,
-                episodes_gz=blob, attempts=0))
-    except IntegrityError:
-        # Another request stored the same results a moment ago (the digest is unique).
-        with st.db.read() as session:
-            existing = session.execute(select(Submission.id, Submission.status)
-                                       .where(Submission.content_digest == digest)).first()
-        if existing is None:
-            raise
-        return _duplicate(existing[0], existing[1])
+    with st.db.write() as session:
+        current = session.get(Token, token.id)
+        if current is None or current.revoked_at is not None:
+            return refuse(403, "this token was revoked while the upload was read")
+        session.add(Submission(
+            id=submission_id, token_id=token.id, status=PENDING, errors="[]",
+            created_at=utcnow(), env="", split="", run_model="", colbench_version="",
+            task_set_name="", task_set_hash="", task_count=0, trials=0, episodes=0,
+            model_name="", summary_json="", episodes_gz=blob, raw_summary=summary,
+            raw_metadata=metadata, attempts=0))
     return submission_id
-
-
-def _duplicate(submission_id: str, status: str) -> Any:
-    return refuse(409, f"duplicate: these results were already submitted as {submission_id} "
-                       f"(status {status}); see "
-                       f"{url_for('pages.submission_page', submission_id=submission_id, _external=True)}")
 
 
 def submission_json(item: dict[str, Any]) -> dict[str, Any]:
@@ -228,6 +170,7 @@ def submission_json(item: dict[str, Any]) -> dict[str, Any]:
         "created_at": queries.iso(item["created_at"]),
         "verified_at": queries.iso(item["verified_at"]),
         "metrics": item["metrics"], "checks": item["checks"],
+        "duplicate_of": item["duplicate_of"],
         "page": url_for("pages.submission_page", submission_id=item["id"], _external=True),
     }
 

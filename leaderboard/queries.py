@@ -322,6 +322,7 @@ def submission(db: Database, submission_id: str) -> dict[str, Any] | None:
             "claimed_metrics": _loads(row.claimed_metrics_json, {}),
             "breakdown": _loads(row.breakdown_json, {}),
             "checks": _loads(row.checks_json, []),
+            "duplicate_of": row.duplicate_of,
         }
 
 

@@ -1,7 +1,12 @@
 """Reading a submission's three parts: ``summary.json``, ``episodes.jsonl`` (plain or gzip)
-and the metadata JSON. Everything here runs before anything is stored; a problem raises
-:class:`UploadError` with the HTTP status and a reason that names the part, the line and
-the field. The verifier (``verify.py``) reads stored uploads with the same functions.
+and the metadata JSON. A problem raises :class:`UploadError` with the HTTP status and a
+reason that names the part, the line and the field.
+
+None of this runs in the web process: the API stores the parts as sent (under size bounds)
+and the verification worker's limited child process reads them with these functions
+(``worker.py``). ``episodes.jsonl`` is read as a stream, under :class:`UploadLimits`: it is
+decompressed a piece at a time and parsed line by line, and each limit (decompressed bytes,
+lines, bytes per line, turns, JSON fields per record) stops the work where it is passed.
 """
 
 from __future__ import annotations
@@ -11,7 +16,8 @@ import hashlib
 import json
 import re
 import zlib
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, fields
 from typing import Any
 
 from pydantic import ValidationError
@@ -60,18 +66,31 @@ class ParsedRun:
     summary: Summary
     summary_text: str
     records: list[EpisodeRecord]
-    episodes_bytes: bytes
 
     def digest(self) -> str:
-        """A fingerprint of the results (records in (task, trial) order, canonical JSON, plus
-        the env and task set): the same results sent twice have the same digest, whatever
-        the formatting, the compression or the metadata."""
+        """A fingerprint of the run's scored content: the board it is for (env, split,
+        protocol, task set) and, per episode in (task, trial) order, what decides its score:
+        task id, trial, seed, turn budget, status and whose failure ended it, every action
+        and the final answer. Timings, token counts, labels (model names, metadata), the
+        env's observations (the server recomputes them) and the claimed metrics are left
+        out, so a copy with other timings or another name has the same digest, and a run
+        that played anything differently has another."""
         h = hashlib.sha256()
-        h.update(f"{self.summary.env}\x00{self.summary.task_set.hash}\x00".encode())
+        summary = self.summary
+        h.update(_canonical([summary.env, summary.split, summary.protocol,
+                             summary.task_set.hash]))
         for record in sorted(self.records, key=lambda r: (r.task_id, r.trial)):
-            h.update(record.model_dump_json().encode("utf-8", "surrogatepass"))
-            h.update(b"\n")
+            h.update(_canonical([record.task_id, record.trial, record.seed, record.max_turns,
+                                 record.status, record.failure_kind,
+                                 [turn.action for turn in record.turns],
+                                 record.final_answer]))
         return h.hexdigest()
+
+
+def _canonical(value: Any) -> bytes:
+    """One line of JSON that is the same for equal values (lone surrogates kept)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode(
+        "utf-8", "surrogatepass") + b"\n"
 
 
 def clean_text(value: Any, where: str, max_chars: int, *, multiline: bool = False) -> str:
@@ -205,31 +224,60 @@ def parse_summary(data: bytes) -> tuple[Summary, str]:
     return summary, data.decode("utf-8")
 
 
-def decompress(data: bytes, limit: int, part: str = "episodes") -> bytes:
+@dataclass(frozen=True)
+class UploadLimits:
+    """How much of an upload is read before it is refused (413): ``episodes_bytes`` after
+    decompression, ``lines`` of ``episodes.jsonl`` (blank ones too), ``line_bytes`` in one
+    line, ``turns`` over all records, ``record_turns`` in one record and ``record_fields``
+    (JSON objects and their keys) in one record. Each stops the work where it is passed:
+    decompression and parsing go line by line, and a record's fields are counted while it
+    is decoded."""
+
+    episodes_bytes: int = 512 << 20
+    lines: int = 200_000
+    line_bytes: int = 16 << 20
+    turns: int = 500_000
+    record_turns: int = 1_000
+    record_fields: int = 250_000
+
+    @classmethod
+    def unlimited(cls) -> UploadLimits:
+        """No limit (a stored upload was checked when it was accepted)."""
+        return cls(*(1 << 62 for _ in fields(cls)))
+
+
+#: Bytes decompressed (or sliced off a plain upload) at a time.
+_CHUNK = 1 << 18
+
+
+def decompressed_chunks(data: bytes, limit: int, part: str = "episodes") -> Iterator[bytes]:
     """``data`` itself, or its gzip content (one or more members) if it starts with the gzip
-    magic. Decompression stops as soon as the output passes ``limit`` bytes (413)."""
+    magic, in pieces of at most 256 KiB. Stops (413) as soon as the output passes ``limit``
+    bytes: a decompression bomb costs what ``limit`` allows, never what it would expand to."""
     if not data.startswith(GZIP_MAGIC):
         if len(data) > limit:
             raise UploadError(413, f"{part}: {len(data)} bytes; the limit is {limit}")
-        return data
-    out = bytearray()
+        for start in range(0, len(data), _CHUNK):
+            yield data[start:start + _CHUNK]
+        return
+    total = 0
     rest = data
     while rest:
         decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        try:
-            while rest:
-                chunk = decoder.decompress(rest, max(1, limit + 1 - len(out)))
-                out += chunk
-                if len(out) > limit:
+        while True:
+            try:
+                chunk = decoder.decompress(rest, _CHUNK)
+            except zlib.error as exc:
+                raise UploadError(400, f"{part}: not valid gzip data ({exc})") from None
+            rest = decoder.unconsumed_tail
+            if chunk:
+                total += len(chunk)
+                if total > limit:
                     raise UploadError(413, f"{part}: more than {limit} bytes once "
                                            f"decompressed; the limit is {limit}")
-                rest = decoder.unconsumed_tail
-                if decoder.eof:
-                    break
-                if not chunk and not rest:
-                    break
-        except zlib.error as exc:
-            raise UploadError(400, f"{part}: not valid gzip data ({exc})") from None
+                yield chunk
+            if decoder.eof or (not chunk and not rest):
+                break
         if not decoder.eof:
             raise UploadError(400, f"{part}: the gzip data is truncated")
         rest = decoder.unused_data
@@ -238,37 +286,112 @@ def decompress(data: bytes, limit: int, part: str = "episodes") -> bytes:
             if rest.strip(b"\x00"):
                 raise UploadError(400, f"{part}: trailing bytes after the gzip data")
             break
-    return bytes(out)
 
 
-def parse_episodes(data: bytes, max_records: int) -> list[EpisodeRecord]:
-    """Every record of ``episodes.jsonl`` (blank lines skipped); errors name the line."""
+def episode_lines(data: bytes, limits: UploadLimits) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line)`` for each line of ``episodes.jsonl`` (plain or gzip), decoded
+    as it is read: the byte, line and line-length limits stop it where they are passed."""
+    partial: list[bytes] = []  # the line being read, when it spans chunks
+    partial_bytes = 0
+    lineno = 0
+    for chunk in decompressed_chunks(data, limits.episodes_bytes):
+        # Counted before the lines are cut out, so that a chunk of empty lines is refused
+        # without a loop over them.
+        if lineno + chunk.count(b"\n") > limits.lines:
+            raise _too_many_lines(limits)
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            line = b"".join((*partial, chunk[start:end])) if partial else chunk[start:end]
+            partial, partial_bytes = [], 0
+            lineno += 1
+            if len(line) > limits.line_bytes:
+                raise _long_line(lineno, limits)
+            yield lineno, line
+            start = end + 1
+        if start < len(chunk):
+            partial.append(chunk[start:])
+            partial_bytes += len(chunk) - start
+            if partial_bytes > limits.line_bytes:
+                raise _long_line(lineno + 1, limits)
+    if partial:
+        if lineno + 1 > limits.lines:
+            raise _too_many_lines(limits)
+        yield lineno + 1, b"".join(partial)
+
+
+def _too_many_lines(limits: UploadLimits) -> UploadError:
+    return UploadError(413, f"episodes.jsonl: more than {limits.lines} lines; the limit is "
+                            f"{limits.lines} records")
+
+
+def _long_line(lineno: int, limits: UploadLimits) -> UploadError:
+    return UploadError(413, f"episodes.jsonl line {lineno}: longer than {limits.line_bytes} "
+                            "bytes, this server's limit for one record")
+
+
+class _TooManyFields(Exception):
+    pass
+
+
+class _FieldCounter:
+    """Counts a record's JSON objects and keys while ``json`` decodes it (its
+    ``object_pairs_hook``), and stops the decoding once they pass the limit."""
+
+    def __init__(self, limit: int) -> None:
+        self.left = limit
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        self.left -= 1 + len(pairs)
+        if self.left < 0:
+            raise _TooManyFields
+        return dict(pairs)
+
+
+def _record_json(text: str, lineno: int, limits: UploadLimits) -> Any:
+    try:
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float,
+                          object_pairs_hook=_FieldCounter(limits.record_fields))
+    except _TooManyFields:
+        raise UploadError(413, f"episodes.jsonl line {lineno}: more than "
+                               f"{limits.record_fields} JSON objects and keys, this server's "
+                               "limit for one record") from None
+    except json.JSONDecodeError as exc:
+        raise UploadError(400, f"episodes.jsonl line {lineno}: not valid JSON ({exc.msg} "
+                               f"at column {exc.colno})") from None
+    except ValueError as exc:
+        raise UploadError(400, f"episodes.jsonl line {lineno}: not valid JSON ({exc})") \
+            from None
+    except RecursionError:
+        raise UploadError(400, f"episodes.jsonl line {lineno}: JSON nested too deeply") \
+            from None
+
+
+def parse_episodes(data: bytes, limits: UploadLimits) -> list[EpisodeRecord]:
+    """Every record of ``episodes.jsonl`` (plain or gzip; blank lines skipped), streamed
+    under ``limits``; errors name the line."""
     records: list[EpisodeRecord] = []
-    for lineno, line in enumerate(data.split(b"\n"), 1):
+    turns = 0
+    for lineno, line in episode_lines(data, limits):
         if not line.strip():
             continue
-        if len(records) >= max_records:
-            raise UploadError(413, f"episodes.jsonl: more than {max_records} records; the "
-                                   f"limit is {max_records}")
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise UploadError(400, f"episodes.jsonl line {lineno}: not UTF-8 text (byte "
                                    f"{exc.start})") from None
-        try:
-            raw = loads(text)
-        except json.JSONDecodeError as exc:
-            raise UploadError(400, f"episodes.jsonl line {lineno}: not valid JSON ({exc.msg} "
-                                   f"at column {exc.colno})") from None
-        except ValueError as exc:
-            raise UploadError(400, f"episodes.jsonl line {lineno}: not valid JSON ({exc})") \
-                from None
-        except RecursionError:
-            raise UploadError(400, f"episodes.jsonl line {lineno}: JSON nested too deeply") \
-                from None
+        raw = _record_json(text, lineno, limits)
         if not isinstance(raw, dict):
             raise UploadError(400, f"episodes.jsonl line {lineno}: a record is a JSON object, "
                                    f"got {_json_type(raw)}")
+        # Turns are counted before they are made into objects, the costly part.
+        count = len(raw["turns"]) if isinstance(raw.get("turns"), list) else 0
+        if count > limits.record_turns:
+            raise UploadError(413, f"episodes.jsonl line {lineno}: {count} turns; this "
+                                   f"server's limit for one episode is {limits.record_turns}")
+        turns += count
+        if turns > limits.turns:
+            raise UploadError(413, f"episodes.jsonl: more than {limits.turns} turns by line "
+                                   f"{lineno}; the limit is {limits.turns}")
         try:
             records.append(EpisodeRecord.model_validate(raw))
         except ValidationError as exc:
@@ -279,14 +402,13 @@ def parse_episodes(data: bytes, max_records: int) -> list[EpisodeRecord]:
     return records
 
 
-def parse_run(summary_bytes: bytes, episodes_raw: bytes, *, max_episodes_bytes: int,
-              max_records: int) -> ParsedRun:
-    """The summary and the records of an upload (``episodes_raw`` may be gzip)."""
+def parse_run(summary_bytes: bytes, episodes_raw: bytes,
+              limits: UploadLimits | None = None) -> ParsedRun:
+    """The summary and the records of an upload (``episodes_raw`` may be gzip), read
+    under ``limits`` (default: :class:`UploadLimits`' defaults)."""
     summary, summary_text = parse_summary(summary_bytes)
-    episodes = decompress(episodes_raw, max_episodes_bytes)
-    records = parse_episodes(episodes, max_records)
-    return ParsedRun(summary=summary, summary_text=summary_text, records=records,
-                     episodes_bytes=episodes)
+    records = parse_episodes(episodes_raw, limits or UploadLimits())
+    return ParsedRun(summary=summary, summary_text=summary_text, records=records)
 
 
 def compress(data: bytes) -> bytes:

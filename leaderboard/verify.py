@@ -74,6 +74,7 @@ CHECK_LABELS = {
     "split": "whole split",
     "turn_budget": "turn budget",
     "aggregates": "aggregates recomputed",
+    "isolation": "sandbox limits per job",
     "replay": "episodes replayed",
 }
 
@@ -188,6 +189,10 @@ def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSetti
         replay = suite.replay
         facts = RunFacts.from_summary(summary)
         problems += run_problems(replay, facts)  # what the run names that is code, first
+        refusal = _isolation_refusal(replay, settings, checks)
+        if refusal is not None:
+            problems.append(refusal)
+            rescored = False
         workers = threads or int(getattr(replay, "workers", 0) or 0) or 2
 
         def check(record: EpisodeRecord) -> ReplayResult:
@@ -196,7 +201,7 @@ def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSetti
         # An episode over the turn budget is not replayed (its length is unbounded, the
         # replay's cost would be too) and counts as failed; it was reported above.
         budget = suite.max_turns
-        within = [r for r in ok if r.failure_kind != "model"
+        within = [r for r in ok if r.failure_kind != "model" and refusal is None
                   and (not budget or len(r.turns) <= budget)]
         for record in ok:
             if budget and len(record.turns) > budget:
@@ -244,6 +249,43 @@ def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSetti
         status = UNVERIFIED if problems else VERIFIED
     return Verification(status, problems, metrics=metrics, claimed=claimed, breakdown=breakdown,
                         checks=checks)
+
+
+def _isolation_refusal(replay: Any, settings: LeaderboardSettings,
+                       checks: list[dict[str, Any]]) -> str | None:
+    """Why the server will not replay: the replay runs submitted code in a sandbox without
+    per-job limits (its isolation report has no cgroup, so a job of several processes can
+    hold the memory limit in each) and the operator has not accepted that with
+    ``allow_weak_isolation``; None when it may replay. Appends the ``isolation`` check.
+    The sandbox is the replay's ``sandbox`` (or its wrapped ``inner`` replay's)."""
+    sandbox = None
+    for layer in (replay, getattr(replay, "inner", None)):
+        sandbox = getattr(layer, "sandbox", None) if layer is not None else None
+        if sandbox is not None:
+            break
+    if sandbox is None:
+        checks.append(_check("isolation", [], "no submitted code is run: the replay re-steps "
+                             "the env"))
+        return None
+    report = sandbox.isolation
+    job = report.get("cgroup")
+    if job:
+        checks.append(_check("isolation", [], f"submitted code runs under cgroup v"
+                             f"{job.get('version')} per job (memory and processes limited "
+                             "for the whole job)"))
+        return None
+    notes = report.get("notes") or []
+    why = next((n for n in notes if "cgroup" in n), "the sandbox reports no per-job cgroup")
+    if settings.allow_weak_isolation:
+        checks.append(_check("isolation", [], f"no per-job limits, accepted by the server's "
+                             f"operator (allow_weak_isolation): {why}"))
+        return None
+    refusal = (f"not replayed: this server's code sandbox has no per-job limits ({why}), so "
+               "it does not run submitted code; its operator can fix the machine (cgroups "
+               "delegated to the verifier) or accept the risk with the setting "
+               "allow_weak_isolation")
+    checks.append(_check("isolation", [refusal], ""))
+    return refusal
 
 
 def _record_contradictions(run: ParsedRun, task_ids: set[str]) -> list[str]:

@@ -11,10 +11,17 @@ process that claimed it, which may be the web server's: the values hostile answe
 can cost minutes of CPU to decode, and the board must keep answering meanwhile. The child
 comes from multiprocessing's fork server, not from a fork of the (threaded) server: a fork
 copies whatever lock another thread held at that moment (the catalog's, a registry's, an
-import's) and the child waits on it forever. It gets the stored upload, the catalog (its
-given suites; registered ones are found again and their task sets read from the disk cache)
-and, for a challenge, the hidden tasks; it touches no database and starts its own sandbox
-pool, and sends back its :class:`~colbench.leaderboard.verify.Verification` through a pipe.
+import's) and the child waits on it forever. It gets the stored upload as the web process
+stored it (the parts as sent: the web process parses none of it) and the catalog (its given
+suites; registered ones are found again and their task sets read from the disk cache). It
+reads the upload under the settings' upload limits (``upload.UploadLimits``: streamed, each
+limit stops the reading where it is passed), sends what it read (:class:`UploadFacts`: the
+summary, the metadata, the scored content's fingerprint) to the worker, which fills in the
+submission's columns, refuses a token's second copy of its own results as a duplicate, and
+answers with the hidden tasks when the run was made on a challenge (:class:`Admission`);
+then it verifies and sends back its :class:`~colbench.leaderboard.verify.Verification`. It
+touches no database and starts its own sandbox pool. An upload it cannot read ends
+``rejected`` with the reason.
 It runs under ``verify_cpu_seconds`` of CPU (``RLIMIT_CPU``) and ``verify_memory_bytes`` of
 address space (``RLIMIT_AS``), both soft limits so that the sandbox's own workers may still
 set theirs, and is killed after ``verify_wall_seconds``. A verification stopped by a limit
@@ -25,6 +32,7 @@ claim behind.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import logging
@@ -37,22 +45,43 @@ import threading
 import time
 import traceback
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
 from sqlalchemy import or_, select, update
+from sqlalchemy.exc import IntegrityError
 
 from colbench.errors import EnvironmentFailure
-from colbench.leaderboard._db import PENDING, UNVERIFIED, Database, Submission, utcnow
+from colbench.leaderboard._db import (
+    PENDING,
+    REJECTED,
+    UNVERIFIED,
+    Database,
+    Submission,
+    utcnow,
+)
 from colbench.leaderboard._settings import LeaderboardSettings
-from colbench.leaderboard.challenge import ChallengeSplit, challenge_name, challenge_split
+from colbench.leaderboard.challenge import (
+    ChallengeError,
+    ChallengeSplit,
+    challenge_for_run,
+    challenge_split,
+)
 from colbench.leaderboard.suites import SuiteCatalog
-from colbench.leaderboard.upload import UploadError, parse_run
+from colbench.leaderboard.upload import (
+    Metadata,
+    ParsedRun,
+    UploadError,
+    UploadLimits,
+    parse_metadata,
+    parse_run,
+)
 from colbench.leaderboard.verify import Verification, verify_run
+from colbench.records import Summary
 
 log = logging.getLogger(__name__)
-_NO_LIMIT = 1 << 62
 
 
 def _metric_json(verification: Verification) -> str:
@@ -135,18 +164,14 @@ class VerificationWorker:
             row = session.get(Submission, submission_id)
             if row is None:
                 return None
-            summary_text, episodes_gz, attempts = row.summary_json, row.episodes_gz, row.attempts
-            split = row.split
-        challenge: ChallengeSplit | None = None
-        name = challenge_name(split)
-        if name is not None:  # verified against the challenge's hidden tasks
-            try:
-                challenge = challenge_split(self.db, name)
-            except Exception as exc:
-                return self._server_failure(submission_id, attempts,
-                                            f"{type(exc).__name__}: {exc}")
-        outcome = verify_isolated(summary_text, episodes_gz, self.catalog, self.settings,
-                                  challenge=challenge, stop=self._stop)
+            upload = StoredUpload.of(row, self.settings)
+            token_id, attempts = row.token_id, row.attempts
+
+        def admit(facts: UploadFacts) -> Admission:
+            return self._admit(submission_id, token_id, facts)
+
+        outcome = verify_isolated(upload, self.catalog, self.settings, admit=admit,
+                                  stop=self._stop)
         if outcome.stopped:  # the worker is shutting down: leave it for the next one
             self._release(submission_id, {})
             return None
@@ -167,6 +192,54 @@ class VerificationWorker:
             values[f"{column}_hi"] = summary.ci95[1] if summary else None
         self._release(submission_id, values)
         return verification
+
+    def _admit(self, submission_id: str, token_id: int, facts: UploadFacts) -> Admission:
+        """What the worker decides once the child has read the upload, before anything is
+        replayed: the submission's columns are filled in from it; a run on a challenge's
+        tasks gets the challenge's hidden tasks; a copy of results this token submitted
+        before ends here, ``rejected`` as a duplicate of that one (its id in the reason and
+        in ``duplicate_of``); a copy of another token's results goes on, and
+        ``duplicate_of`` names the earliest entry with that content."""
+        try:
+            info = challenge_for_run(self.db, facts.summary)
+        except ChallengeError as exc:
+            self._record(submission_id, facts, None, None)
+            return Admission(Verification(REJECTED, [exc.message]))
+        challenge = challenge_split(self.db, info.name) if info is not None else None
+        split = info.split if info is not None else None
+        for _ in range(2):  # a concurrent copy under the same token may win the race
+            with self.db.read() as session:
+                own = session.execute(
+                    select(Submission.id, Submission.status)
+                    .where(Submission.token_id == token_id,
+                           Submission.content_digest == facts.digest,
+                           Submission.id != submission_id)).first()
+                earliest = session.scalar(
+                    select(Submission.id)
+                    .where(Submission.content_digest == facts.digest,
+                           Submission.id != submission_id)
+                    .order_by(Submission.created_at, Submission.id).limit(1))
+            if own is not None:
+                self._record(submission_id, facts, None, own[0], split=split)
+                return Admission(Verification(REJECTED, [duplicate_reason(own[0], own[1])]))
+            try:
+                self._record(submission_id, facts, facts.digest, earliest, split=split)
+            except IntegrityError:
+                continue
+            return Admission(challenge=challenge)
+        raise RuntimeError("the duplicate check kept meeting a concurrent copy")
+
+    def _record(self, submission_id: str, facts: UploadFacts, digest: str | None,
+                duplicate_of: str | None, *, split: str | None = None) -> None:
+        """Fill in what the upload says about itself (while this worker holds the claim)."""
+        values = facts.columns(split)
+        values.update(content_digest=digest, duplicate_of=duplicate_of)
+        with self.db.write() as session:
+            session.execute(update(Submission)
+                            .where(Submission.id == submission_id,
+                                   Submission.claim_owner == self.owner,
+                                   Submission.status == PENDING)
+                            .values(**values))
 
     def _server_failure(self, submission_id: str, attempts: int, reason: str) -> None:
         if attempts >= self.settings.max_verify_attempts:
@@ -284,22 +357,98 @@ def _apply_limits(settings: LeaderboardSettings) -> None:
         resource.setrlimit(limit, (value, hard))
 
 
-def _child(conn: Connection, summary_text: str, episodes_gz: bytes, catalog: SuiteCatalog,
-           settings: LeaderboardSettings, challenge: ChallengeSplit | None) -> None:
-    """The child process: verify, send ``(kind, payload)`` back, exit."""
+@dataclass
+class StoredUpload:
+    """A stored upload's parts as the web process stored them, and the limits they are
+    read under. ``metadata`` is None for rows stored before the web process stopped
+    reading uploads (their columns are already filled in, and their limits were applied
+    when they were accepted)."""
+
+    summary: bytes
+    episodes: bytes
+    metadata: bytes | None
+    limits: UploadLimits
+
+    @classmethod
+    def of(cls, row: Submission, settings: LeaderboardSettings) -> StoredUpload:
+        if row.raw_summary is None:
+            return cls(row.summary_json.encode("utf-8"), bytes(row.episodes_gz), None,
+                       UploadLimits.unlimited())
+        limits = settings.upload_limits()
+        return cls(bytes(row.raw_summary), bytes(row.episodes_gz),
+                   bytes(row.raw_metadata) if row.raw_metadata is not None else b"", limits)
+
+
+@dataclass
+class UploadFacts:
+    """What the child read from an upload, sent to the worker before anything is
+    replayed (see :meth:`VerificationWorker._admit`)."""
+
+    summary: Summary
+    summary_text: str
+    metadata: Metadata | None
+    digest: str
+    episodes: int
+    task_count: int
+
+    @classmethod
+    def of(cls, run: ParsedRun, metadata: Metadata | None) -> UploadFacts:
+        summary = run.summary
+        return cls(summary=summary, summary_text=run.summary_text, metadata=metadata,
+                   digest=run.digest(), episodes=len(run.records),
+                   task_count=summary.task_set.count or len({r.task_id for r in run.records}))
+
+    def columns(self, split: str | None = None) -> dict[str, Any]:
+        """The submission's columns these facts fill in (``split``: the board it is
+        listed on, when not the run's own: a challenge's)."""
+        summary = self.summary
+        values: dict[str, Any] = dict(
+            env=summary.env, split=split or summary.split or "", run_model=summary.model,
+            simulator=summary.simulator, scorer=summary.scorer, protocol=summary.protocol,
+            colbench_version=summary.colbench_version, task_set_name=summary.task_set.name,
+            task_set_hash=summary.task_set.hash, task_count=self.task_count,
+            trials=summary.trials, episodes=self.episodes, summary_json=self.summary_text)
+        if self.metadata is not None:
+            values.update(dataclasses.asdict(self.metadata))
+        return values
+
+
+@dataclass
+class Admission:
+    """The worker's answer to :class:`UploadFacts`: a ``verdict`` that ends the
+    verification there (a duplicate), or go on, against ``challenge``'s hidden tasks when
+    the run was made on a challenge."""
+
+    verdict: Verification | None = None
+    challenge: ChallengeSplit | None = None
+
+
+def duplicate_reason(original: str, status: str) -> str:
+    """Why a token's second copy of its own results is refused."""
+    return (f"duplicate: this token already submitted these results as {original} (status "
+            f"{status}): the same actions, answers, seeds and tasks; timings and labels do not "
+            "make a different run")
+
+
+def _child(conn: Connection, upload: StoredUpload, catalog: SuiteCatalog,
+           settings: LeaderboardSettings) -> None:
+    """The child process: read the upload, tell the worker what it is and wait for its
+    :class:`Admission`, verify, send ``(kind, payload)`` back, exit."""
     message: tuple[str, Any]
     try:
         _apply_limits(settings)
-        if challenge is not None:
-            catalog = challenge.catalog(catalog)
-        # The size limits were applied when the upload was accepted; a stored submission
-        # is not refused later because an operator lowered them.
-        run = parse_run(summary_text.encode("utf-8"), episodes_gz,
-                        max_episodes_bytes=_NO_LIMIT, max_records=_NO_LIMIT)
-        message = ("done", verify_run(run, catalog, settings,
-                                      threads=settings.rescore_threads))
-    except UploadError as exc:  # stored by an older server with other schema rules
-        message = ("done", Verification("rejected", [exc.message]))
+        try:
+            metadata = parse_metadata(upload.metadata) if upload.metadata is not None else None
+            run = parse_run(upload.summary, upload.episodes, upload.limits)
+        except UploadError as exc:
+            message = ("done", Verification(REJECTED, [exc.message]))
+        else:
+            conn.send(("parsed", UploadFacts.of(run, metadata)))
+            challenge = conn.recv()
+            if challenge is not None:
+                catalog = challenge.catalog(catalog)
+            message = ("done", verify_run(run, catalog, settings,
+                                          threads=settings.rescore_threads))
     except MemoryError:
         message = ("done", _limited(f"it needed more than the server's memory limit of "
                                     f"{settings.verify_memory_bytes / (1 << 20):.0f} MiB"))
@@ -321,30 +470,49 @@ def _child(conn: Connection, summary_text: str, episodes_gz: bytes, catalog: Sui
 _PRELOAD = ["colbench.leaderboard.worker", "colbench.leaderboard.challenge"]
 
 
-def verify_isolated(summary_text: str, episodes_gz: bytes, catalog: SuiteCatalog,
-                    settings: LeaderboardSettings, *, challenge: ChallengeSplit | None = None,
+def _go_on(facts: UploadFacts) -> Admission:
+    return Admission()
+
+
+def verify_isolated(upload: StoredUpload, catalog: SuiteCatalog,
+                    settings: LeaderboardSettings, *,
+                    admit: Callable[[UploadFacts], Admission] = _go_on,
                     stop: threading.Event | None = None) -> IsolatedOutcome:
-    """Verify a stored upload in a child process under the settings' CPU, memory and wall
-    limits (see the module docstring); ``challenge``: the hidden tasks of the challenge it
-    was made on. ``stop``: when set, the child is killed and the outcome is ``stopped``."""
+    """Read and verify a stored upload in a child process under the settings' CPU, memory
+    and wall limits (see the module docstring). Once the child has read the upload,
+    ``admit`` (run here, in the worker) decides whether it goes on, and against which
+    challenge's hidden tasks. ``stop``: when set, the child is killed and the outcome is
+    ``stopped``."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(_PRELOAD)
-    receiver, sender = context.Pipe(duplex=False)
+    here, there = context.Pipe()
     child = context.Process(target=_child, name="colbench-verify",
-                            args=(sender, summary_text, episodes_gz, catalog, settings,
-                                  challenge))
+                            args=(there, upload, catalog, settings))
     child.start()
-    sender.close()
+    there.close()
     deadline = time.monotonic() + settings.verify_wall_seconds
     message: tuple[str, Any] | None = None
     killed_for: str | None = None
+    child_done = False  # the child sent its last word and exits by itself
     try:
         while True:
             remaining = deadline - time.monotonic()
             try:
-                if receiver.poll(max(0.0, min(0.25, remaining))):
-                    message = receiver.recv()
-                    break
+                if here.poll(max(0.0, min(0.25, remaining))):
+                    kind, payload = here.recv()
+                    if kind != "parsed":
+                        message, child_done = (kind, payload), True
+                        break
+                    try:
+                        admission = admit(payload)
+                    except Exception as exc:  # the database went away: retried later
+                        message = ("failure", f"{type(exc).__name__}: {exc}")
+                        break
+                    if admission.verdict is not None:
+                        message = ("done", admission.verdict)
+                        break
+                    here.send(admission.challenge)
+                    continue
             except (EOFError, OSError):  # it exited without a word: see its exit code
                 break
             if stop is not None and stop.is_set():
@@ -354,10 +522,10 @@ def verify_isolated(summary_text: str, episodes_gz: bytes, catalog: SuiteCatalog
                 killed_for = "wall"
                 break
     finally:
-        if message is None and child.is_alive():
+        if not child_done and child.is_alive():
             child.kill()
         child.join()
-        receiver.close()
+        here.close()
     if killed_for == "stop":
         return IsolatedOutcome(stopped=True)
     if killed_for == "wall":

@@ -50,8 +50,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"submission {safe_text(result.id, multiline=False)}")
     print(f"page: {safe_text(result.page, multiline=False)}")
     if not args.wait:
-        print("status: pending (the server verifies it in the background; pass --wait to "
-              "wait for the verdict)")
+        print("status: pending (the server reads and verifies it in the background, and "
+              "may still reject it; pass --wait to wait for the verdict)")
         return 0
     print(f"status: {safe_text(result.status, multiline=False)}")
     for reason in result.errors:

@@ -218,6 +218,28 @@ def post(board: Board, run: Path | None = None, *, token: str | None = None,
                              content_type="multipart/form-data")
 
 
+def submit_and_verify(board: Board, run: Path | None = None, **kwargs: Any) -> dict[str, Any]:
+    """POST a submission (202: the web process stores it unread), let the worker read and
+    verify it, and return what the API then says about it."""
+    response = post(board, run, **kwargs)
+    assert response.status_code == 202, response.get_json()
+    board.verify_all()
+    return board.get(response.get_json()["id"])
+
+
+def rejected_later(board: Board, response: Any, *needles: str) -> dict[str, Any]:
+    """Assert that an upload was stored unread (202) and that the worker then rejected it
+    with a reason holding each of ``needles``, listing it nowhere; its API answer."""
+    assert response.status_code == 202, (response.status_code, response.get_data()[:500])
+    board.verify_all()
+    result = board.get(response.get_json()["id"])
+    assert result["status"] == "rejected", result
+    reasons = "\n".join(result["errors"])
+    for needle in needles:
+        assert needle in reasons, reasons
+    return result
+
+
 # -- a live server ----------------------------------------------------------------------------
 
 @dataclass

@@ -1,6 +1,8 @@
-"""Hostile input: each refusal is a 4xx with a reason that names the problem, nothing is
-stored, and nothing makes the server answer 5xx. Text that is merely nasty (SQL, markup) is
-data: it is stored verbatim and shown escaped."""
+"""Hostile input: each refusal names the problem, and nothing makes the server answer 5xx.
+What the web process can refuse without reading the upload (its size, the token, the rate
+limit, the form) is a 4xx and nothing is stored; what needs reading is read by the worker's
+limited child, and the submission ends ``rejected`` with the reason, listed nowhere. Text
+that is merely nasty (SQL, markup) is data: it is stored verbatim and shown escaped."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from .conftest import (
     make_board,
     post,
     read_records,
+    rejected_later,
     serve_in_thread,
     upload_parts,
     write_records,
@@ -97,23 +100,22 @@ def test_sql_and_markup_in_every_text_field_are_stored_verbatim_and_escaped(
     ("episodes", b"[1]\n", ("episodes.jsonl line 1: a record is a JSON object",)),
     ("episodes", b"\x1f\x8b\x08\x00garbage-not-deflate", ("episodes: not valid gzip data",)),
     ("episodes", gzip.compress(b'{"a": 1}\n' * 1000)[:-30], ("the gzip data is truncated",)),
-    ("episodes", gzip.compress(b"{}\n") + b"trailing junk", ("trailing bytes after the gzip",)),
+    ("episodes", gzip.compress(b"\n") + b"trailing junk", ("trailing bytes after the gzip",)),
 ])
-def test_malformed_parts_are_refused(board: Board, runs, part: str, payload: bytes,
-                                     needles: tuple[str, ...]) -> None:
+def test_malformed_parts_are_rejected(board: Board, runs, part: str, payload: bytes,
+                                      needles: tuple[str, ...]) -> None:
     kwargs = {"summary": payload} if part == "summary" else \
         {"metadata_bytes": payload} if part == "metadata" else {"episodes": payload}
-    _refused(post(board, runs["oracle"], **kwargs), 400, *needles)
-    assert board.count() == 0
+    rejected_later(board, post(board, runs["oracle"], **kwargs), *needles)
+    assert board.entries() == []
 
 
 def test_a_record_line_that_is_not_json_is_named(board: Board, runs) -> None:
     episodes = (runs["oracle"] / "episodes.jsonl").read_bytes()
     lines = episodes.split(b"\n")
     lines[3] = lines[3][:50]
-    _refused(post(board, runs["oracle"], episodes=b"\n".join(lines)), 400,
-             "episodes.jsonl line 4: not valid JSON")
-    assert board.count() == 0
+    rejected_later(board, post(board, runs["oracle"], episodes=b"\n".join(lines)),
+                   "episodes.jsonl line 4: not valid JSON")
 
 
 def test_missing_parts_wrong_type_and_unknown_env(board: Board, runs, tmp_path: Path) -> None:
@@ -123,27 +125,60 @@ def test_missing_parts_wrong_type_and_unknown_env(board: Board, runs, tmp_path: 
     response = board.client.post("/api/v1/submissions", json={"summary": {}},
                                  headers={"Authorization": f"Bearer {board.token}"})
     _refused(response, 415, "multipart/form-data")
+    assert board.count() == 0
     run = copy_run(runs["oracle"], tmp_path / "elsewhere")
     raw = json.loads((run / "summary.json").read_text())
     raw["env"] = "someone/Else-v9"
     (run / "summary.json").write_text(json.dumps(raw))
-    _refused(post(board, run), 422, "does not rank the env 'someone/Else-v9'")
+    rejected_later(board, post(board, run), "does not rank the env 'someone/Else-v9'")
     raw["env"] = "colbench/Backend-v0"
     raw["split"] = "validation"
     (run / "summary.json").write_text(json.dumps(raw))
-    _refused(post(board, run), 422, "has no split 'validation'")
-    assert board.count() == 0
+    rejected_later(board, post(board, run), "has no split 'validation'")
+    assert board.entries() == []
 
 
 def test_a_gzip_bomb_stops_at_the_limit(db_url: str, runs) -> None:
     board = make_board(db_url, max_episodes_bytes=1 << 20)
     try:
-        bomb = gzip.compress(b"\n" * (64 << 20), compresslevel=9)
+        bomb = gzip.compress(b" " * (64 << 20), compresslevel=9)
         assert len(bomb) < 100_000
-        _refused(post(board, runs["oracle"], episodes=bomb), 413,
-                 "more than 1048576 bytes once decompressed")
-        assert board.count() == 0
+        rejected_later(board, post(board, runs["oracle"], episodes=bomb),
+                       "more than 1048576 bytes once decompressed")
     finally:
+        board.state.db.dispose()
+
+
+def _tiny_turns(record: dict, turns: int) -> bytes:
+    tiny = {"observation": "", "action": ""}
+    line = json.dumps(dict(record, turns=[tiny] * turns)).encode() + b"\n"
+    return gzip.compress(line * 3, compresslevel=9)
+
+
+@pytest.mark.parametrize("settings, episodes, needle", [
+    # Thousands of tiny turns in a few records: refused by their count, before any is
+    # made into an object.
+    ({"max_episode_turns": 1000}, lambda r: _tiny_turns(r, 50_000),
+     "episodes.jsonl line 1: 50000 turns; this server's limit for one episode is 1000"),
+    ({"max_turns": 10_000, "max_episode_turns": 5_000}, lambda r: _tiny_turns(r, 4_000),
+     "more than 10000 turns by line 3; the limit is 10000"),
+    ({"max_record_fields": 5_000}, lambda r: gzip.compress(
+        json.dumps(dict(r, info=[{"k": 1}] * 100_000)).encode()),
+     "episodes.jsonl line 1: more than 5000 JSON objects and keys"),
+    ({"max_line_bytes": 100_000}, lambda r: gzip.compress(
+        json.dumps(dict(r, final_answer="x" * 1_000_000)).encode()),
+     "episodes.jsonl line 1: longer than 100000 bytes"),
+    ({"max_records": 100}, lambda r: gzip.compress(b"\n" * 10_000_000),
+     "episodes.jsonl: more than 100 lines"),
+])
+def test_each_upload_limit_stops_the_reading(db_url: str, runs, settings: dict, episodes,
+                                             needle: str) -> None:
+    board = make_board(db_url, **settings)
+    try:
+        record = read_records(runs["oracle"])[0]
+        rejected_later(board, post(board, runs["oracle"], episodes=episodes(record)), needle)
+    finally:
+        board.state.worker.stop()
         board.state.db.dispose()
 
 
@@ -300,19 +335,33 @@ def test_tokens_missing_malformed_unknown_and_revoked(board: Board, runs) -> Non
 def test_rate_limit_per_token(db_url: str, runs, tmp_path: Path) -> None:
     board = make_board(db_url, rate_limit=2)
     try:
-        variants = []
-        for i in range(3):
-            run = copy_run(runs["no_ask"], tmp_path / f"v{i}")
-            write_records(run, [dict(r, seconds=float(i)) for r in read_records(run)])
-            variants.append(run)
-        assert post(board, variants[0]).status_code == 202
-        assert post(board, variants[1]).status_code == 202
-        response = post(board, variants[2])
+        assert post(board, runs["no_ask"]).status_code == 202
+        assert post(board, runs["oracle"]).status_code == 202
+        response = post(board, runs["asker"])
         _refused(response, 429, "rate limit: this token may make 2 submissions per 3600")
         assert int(response.headers["Retry-After"]) > 3000
         _, fresh = create_token(board.state.db, "another")
-        assert post(board, variants[2], token=fresh).status_code == 202
+        assert post(board, runs["asker"], token=fresh).status_code == 202
         assert board.count() == 3
+    finally:
+        board.state.db.dispose()
+
+
+def test_refused_uploads_count_toward_the_rate_limit(db_url: str, runs) -> None:
+    """Each refusal cost the server something (a form read, a stored part, a child that
+    read it), so each counts: refused uploads cannot be sent for free."""
+    board = make_board(db_url, rate_limit=3, max_metadata_bytes=10)
+    try:
+        data = upload_parts(runs["oracle"])
+        del data["episodes"]
+        _refused(post(board, data=data), 400, "missing part 'episodes'")
+        _refused(post(board, runs["oracle"]), 413, "part 'metadata' is larger")
+        response = board.client.post("/api/v1/submissions", data=b"x",
+                                      headers={"Authorization": f"Bearer {board.token}",
+                                               "Content-Type": "text/plain"})
+        _refused(response, 415, "multipart/form-data")
+        _refused(post(board, runs["oracle"]), 429, "refused uploads count too")
+        assert board.count() == 0
     finally:
         board.state.db.dispose()
 

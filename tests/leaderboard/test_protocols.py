@@ -22,6 +22,7 @@ def test_runs_of_other_protocols_get_their_own_board(board, runs, tmp_path) -> N
     for run in (runs["oracle"], other):
         response = post(board, run)
         assert response.status_code in (200, 201, 202), response.get_data(as_text=True)
+    board.verify_all()  # the worker reads the uploads and fills in what each run is
     with board.state.db.write() as session:
         session.execute(update(Submission).values(status=VERIFIED))
     boards = {(b.env, b.split, b.protocol): b.entries for b in queries.boards(board.state.db)}

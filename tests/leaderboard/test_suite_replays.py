@@ -15,6 +15,7 @@ import pytest
 
 from colbench.leaderboard._db import SELF_REPORTED, Submission, utcnow
 from colbench.leaderboard.suites import SuiteCatalog
+from colbench.leaderboard.tokens import create_token
 from colbench.leaderboard.upload import parse_run
 from colbench.leaderboard.verify import CHECK_LABELS, verify_run
 from colbench.runner import EvalConfig, evaluate
@@ -42,8 +43,8 @@ def craft_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             "babyai": _evaluate(root / "babyai", BABYAI, "scripted:oracle", None)}
 
 
-def _submit(board: Board, run: Path, name: str = "model") -> str:
-    response = post(board, run, metadata={"model_name": name})
+def _submit(board: Board, run: Path, name: str = "model", token: str | None = None) -> str:
+    response = post(board, run, metadata={"model_name": name}, token=token)
     assert response.status_code == 202, response.get_json()
     return response.get_json()["id"]
 
@@ -120,7 +121,10 @@ def test_honest_textcraft_and_babyai_runs_are_verified_and_forgeries_never(
         "babyai split written without running": _fabricated_split(
             craft_runs["babyai"], tmp_path / "f", BABYAI, "Action: pick up red ball"),
     }
-    ids = {kind: _submit(board, run, kind) for kind, run in forged.items()}
+    # Under a token of their own: the forger's copy of an honest run's actions (edited
+    # observations) is then replayed, not refused as the honest token's own duplicate.
+    _, forger = create_token(board.state.db, "forger")
+    ids = {kind: _submit(board, run, kind, forger) for kind, run in forged.items()}
     board.verify_all()
 
     for name, submission_id in honest.items():
@@ -177,8 +181,7 @@ def test_a_suite_without_a_replay_is_self_reported_never_verified(
 
     out = _evaluate(tmp_path / "guess", guess_env_id, "scripted:oracle", 3)
     parsed = parse_run((out / "summary.json").read_bytes(),
-                       (out / "episodes.jsonl").read_bytes(), max_episodes_bytes=1 << 30,
-                       max_records=10_000)
+                       (out / "episodes.jsonl").read_bytes())
     verdict = verify_run(parsed, SuiteCatalog(), LeaderboardSettings(full_split_only=False))
     assert verdict.status == SELF_REPORTED and verdict.errors == []
     checks = {c["name"]: c for c in verdict.checks}

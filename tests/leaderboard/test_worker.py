@@ -17,7 +17,7 @@ from colbench.leaderboard.app import EXTENSION
 from colbench.leaderboard.charts import histogram
 from colbench.leaderboard.suites import BACKEND_ENV, Suite, SuiteCatalog
 from colbench.leaderboard.tokens import create_token
-from colbench.leaderboard.upload import UploadError, decompress
+from colbench.leaderboard.upload import UploadError, decompressed_chunks
 from colbench.leaderboard.worker import VerificationWorker
 
 from .conftest import Board, make_board, post
@@ -90,6 +90,10 @@ def test_a_failure_on_the_servers_side_is_retried_then_reported(db_url: str, run
         assert "the sandbox could not start" in result["errors"][0]
     finally:
         state.db.dispose()
+
+
+def decompress(data: bytes, limit: int) -> bytes:
+    return b"".join(decompressed_chunks(data, limit))
 
 
 def test_decompress_handles_members_and_limits() -> None:

@@ -92,9 +92,10 @@ def test_submit_waits_for_the_verdict(colbench, live, runs, tmp_path: Path) -> N
     assert board.get(submission_id)["organization"] == "Tests"
 
     again = colbench(["submit", str(runs["oracle"]), "--server", url, "--token", board.token,
-                     "--no-progress"])
+                     "--no-progress", "--wait"])
     assert again.returncode == 1
-    assert "HTTP 409" in again.stderr and submission_id in again.stderr
+    assert "status: rejected" in again.stdout
+    assert f"already submitted these results as {submission_id}" in again.stdout
 
 
 def test_submit_exits_1_when_the_run_is_not_verified(colbench, live, runs, tmp_path: Path
