@@ -20,7 +20,9 @@ from colbench.gyms.web.site_process import SiteProcess
 from colbench.gyms.web.sites import SITE_NAMES, START_USER
 from colbench.gyms.web.sites.common import session_cookie_value
 from colbench.gyms.web.tasks import load_web_tasks
+from colbench.gyms.web.tools import WEB_TOOLS
 from colbench.tasks import Task, TaskSet
+from colbench.tools import ActionTool
 
 SYSTEM_PROMPT = """You are a web agent. You use a web browser on one website to reach the \
 user's goal. Every turn you see the goal, the open tabs, the current URL, the error of your \
@@ -134,6 +136,8 @@ class WebEnv(TextEnv):
     one_line_actions: ClassVar[bool] = True
     max_text_length: ClassVar[int] = 100_000
     site_names: ClassVar[tuple[str, ...] | None] = None
+    #: The actions as OpenAI tools (``colbench.tools``): ``click``, ``fill``, ``goto``...
+    action_tools: ClassVar[tuple[ActionTool, ...]] = WEB_TOOLS
     scripted_agents: ClassVar[dict[str, Any]] = {"oracle": WebOracle, **BASELINES}
 
     def __init__(self, split: str = "test", tasks: str | Path | TaskSet | None = None, *,

@@ -165,6 +165,7 @@ def _offered_tools() -> dict[str, tuple[ActionTool, ...]]:
 def test_every_envs_tool_schemas_are_valid_json_schema() -> None:
     offered = _offered_tools()
     assert {"colbench/TextCraft-v0", "colbench/Backend-v0", "colbench/SciWorld-v0",
+            "colbench/Web-v0", "colbench/WebShop-v0",
             "colbench/BabyAI-v0 --protocol colbench",
             "colbench/BabyAI-v0 --protocol agentgym"} <= set(offered)
     for env_id, tools in offered.items():
