@@ -10,7 +10,9 @@ from colbench.env import DEFAULT_PROTOCOL, Outcome, TextEnv
 from colbench.errors import ConfigError, EnvironmentFailure
 from colbench.gyms.frontend import sweet_rl
 from colbench.gyms.frontend.protocol import ANSWER_MARKER, extract_html, is_final_answer
+from colbench.gyms.frontend.tools import FRONTEND_TOOLS
 from colbench.tasks import Task, TaskSet
+from colbench.tools import ActionTool
 
 SYSTEM_PROMPT = """You are helping a person build a web page. They have a clear picture of the \
 page in mind but describe it only vaguely. Write the page as one complete HTML document styled \
@@ -100,6 +102,8 @@ class FrontendEnv(TextEnv):
     version: ClassVar[str] = "0"
     default_max_turns: ClassVar[int] = 10
     protocols: ClassVar[tuple[str, ...]] = (DEFAULT_PROTOCOL, sweet_rl.PROTOCOL)
+    #: The actions as OpenAI tools (``colbench.tools``): ``ask`` and ``answer``.
+    action_tools: ClassVar[tuple[ActionTool, ...]] = FRONTEND_TOOLS
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
                  max_turns: int | None = None, simulator: Any = None,

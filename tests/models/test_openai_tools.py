@@ -165,7 +165,7 @@ def _offered_tools() -> dict[str, tuple[ActionTool, ...]]:
 def test_every_envs_tool_schemas_are_valid_json_schema() -> None:
     offered = _offered_tools()
     assert {"colbench/TextCraft-v0", "colbench/Backend-v0", "colbench/SciWorld-v0",
-            "colbench/Web-v0", "colbench/WebShop-v0",
+            "colbench/Web-v0", "colbench/WebShop-v0", "colbench/Frontend-v0",
             "colbench/BabyAI-v0 --protocol colbench",
             "colbench/BabyAI-v0 --protocol agentgym"} <= set(offered)
     for env_id, tools in offered.items():
@@ -212,3 +212,12 @@ def test_the_embodied_envs_play_through_tool_calls(fake_openai, tmp_path, env_id
     names = [t["tool_calls"][0]["function"]["name"] for t in record["turns"]]
     assert names == [name for name, _ in calls]
     assert check(record["turns"])
+
+
+def test_a_frontend_answer_call_is_the_page_the_env_reads() -> None:
+    from colbench.gyms.frontend.protocol import extract_html, is_final_answer
+    from colbench.gyms.frontend.tools import FRONTEND_TOOLS
+
+    page = '<html><body><p class="text-red-500">hi</p></body></html>'
+    message = message_for_call(FRONTEND_TOOLS, "answer", {"html": page})
+    assert is_final_answer(message) and extract_html(message).strip() == page
