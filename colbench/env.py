@@ -122,6 +122,11 @@ class TextEnv(gym.Env[str, str], abc.ABC):
     version: ClassVar[str] = "0"
     default_max_turns: ClassVar[int] = 10
     max_text_length: ClassVar[int] = 100_000
+    #: The wall-clock bound, in seconds, on one ``reset`` or ``step`` when the runner plays
+    #: the env (``colbench evaluate --step-timeout`` overrides it): a call past it ends the
+    #: episode as the environment's failure, naming the call. An env whose steps are quick
+    #: by nature sets a lower one.
+    step_timeout_s: ClassVar[float] = 600.0
     #: Scripted agents by name (``scripted:NAME``), each a ScriptedAgent subclass.
     scripted_agents: ClassVar[dict[str, Callable[[TextEnv], ScriptedAgent]]] = {}
     #: The protocols this env plays (see :meth:`choose_protocol`); the first is its default,

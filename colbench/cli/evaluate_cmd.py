@@ -108,6 +108,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="cut every text of a record in episodes.jsonl beyond N characters, "
                         "with a marker saying how many were cut; never below "
                         f"--max-answer-chars (default: {DEFAULT_MAX_FIELD_CHARS:,})")
+    p.add_argument("--step-timeout", type=float, metavar="SECONDS", dest="step_timeout_s",
+                   help="wall-clock bound on each env reset and step: a call past it ends the "
+                        "episode as an environment error naming the call (default: the env's "
+                        "own, 600 s unless its spec says less)")
     p.add_argument("--unsafe-no-sandbox-isolation", action="store_true",
                    help="where the machine gives the code sandbox no private filesystem view "
                         "or empty network (no root, no user namespaces), run the agents' code "
@@ -255,7 +259,7 @@ def run(args: argparse.Namespace) -> int:
         sampling=SamplingParams(temperature=args.temperature, max_tokens=args.max_tokens),
         max_consecutive_failures=args.max_consecutive_failures,
         max_answer_chars=args.max_answer_chars, max_record_chars=args.max_record_chars,
-        progress=not args.no_progress, executor=args.executor,
+        step_timeout_s=args.step_timeout_s, progress=not args.no_progress, executor=args.executor,
         executor_options=executor_options_from_args(args),
         system_prompt=read_system_prompt(getattr(args, "system_prompt", None)),
         env_url=args.env_url, require_isolation=args.require_isolation)

@@ -30,6 +30,13 @@ record holds is cut at ``max_record_chars`` characters when it is written, with 
 (:func:`colbench.rundir.cap_record_text`), never below ``max_answer_chars``, so an answer
 that ran is stored whole.
 
+Every env call ends. Each ``reset`` and ``step`` has a wall-clock bound (``step_timeout_s``,
+``--step-timeout``; by default the env's own ``step_timeout_s``, 600 s unless its spec says
+less): a call past it ends the episode as the environment's failure, naming the call and the
+turn (:class:`~colbench.runner.failures.StepTimedOut`), retried like any other failure of the
+env. The env is discarded; the local executor's call threads are daemons, so a call that never
+returns holds up neither the run nor the process's exit.
+
 An exception a hook raises, or a bug in the runner itself, ends the run.
 
 The model learns where it is from an :class:`~colbench.models.base.EpisodeContext` (env, task,
@@ -51,7 +58,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from colbench.env import episode_turn_budget
+from colbench.env import TextEnv, episode_turn_budget
 from colbench.errors import ConfigError, MissingExtraError, ModelFailure
 from colbench.models.base import BaseChatModel, EpisodeContext, SamplingParams
 from colbench.records import EpisodeRecord, Summary, TaskSetRef, TurnRecord
@@ -77,12 +84,16 @@ from colbench.runner.failures import (
     Failure,
     FailureStreak,
     RunStopped,
+    StepTimedOut,
     stop_message,
 )
 from colbench.runner.hooks import RunHooks
 from colbench.sandbox import ISOLATION_LEVELS, check_isolation
 
 logger = logging.getLogger(__name__)
+
+#: The bound on one env call for an env that documents none (TextEnv's own default).
+DEFAULT_STEP_TIMEOUT_S = TextEnv.step_timeout_s
 
 #: The metrics of an episode the model's failure ended: a non-answer scores 0.
 MODEL_FAILURE_METRICS: dict[str, Any] = {"success": False, "score": 0.0}
@@ -112,6 +123,12 @@ class EvalConfig:
     #: Cut every text of a record in episodes.jsonl beyond this many characters, with a
     #: marker (never below the answer cap, so an answer that ran is stored whole).
     max_record_chars: int = DEFAULT_MAX_FIELD_CHARS
+    #: The wall-clock bound, in seconds, on each env ``reset`` and ``step``; a call past it
+    #: ends the episode as the environment's failure, naming the call
+    #: (:class:`~colbench.runner.failures.StepTimedOut`). None: the env's own
+    #: ``step_timeout_s`` (600 s unless the env documents less). Not part of the run's
+    #: identity: it bounds a fault, it does not change how an episode plays.
+    step_timeout_s: float | None = None
     resume: bool = True
     progress: bool = True
     #: Where the episodes' envs live (:mod:`colbench.runner.executor`): ``local`` (this
@@ -164,6 +181,10 @@ class EvalConfig:
         if self.max_consecutive_failures < 0:
             raise ConfigError("--max-consecutive-failures cannot be negative, got "
                               f"{self.max_consecutive_failures} (0 never stops a run)")
+        if self.step_timeout_s is not None and not (
+                isinstance(self.step_timeout_s, (int, float)) and self.step_timeout_s > 0):
+            raise ConfigError(f"--step-timeout must be a number of seconds above 0, got "
+                              f"{self.step_timeout_s!r}")
         for name in ("max_answer_chars", "max_record_chars"):
             if getattr(self, name) is not None:
                 check_char_cap(getattr(self, name), f"--{name.replace('_', '-')}")
@@ -184,6 +205,15 @@ def action_bound(env: Any) -> int:
     if isinstance(bound, int) and not isinstance(bound, bool) and bound >= 1:
         return bound
     return DEFAULT_MAX_FIELD_CHARS
+
+
+def step_bound(env: Any) -> float:
+    """The wall-clock bound ``env`` documents for one call (its ``step_timeout_s``), or
+    :data:`DEFAULT_STEP_TIMEOUT_S` for an env outside :class:`~colbench.env.TextEnv`."""
+    bound = getattr(getattr(env, "unwrapped", env), "step_timeout_s", None)
+    if isinstance(bound, (int, float)) and not isinstance(bound, bool) and bound > 0:
+        return float(bound)
+    return DEFAULT_STEP_TIMEOUT_S
 
 
 def episode_seed(seed: int, task_id: str, trial: int) -> int:
@@ -281,6 +311,8 @@ class Runner:
                                  else action_bound(first))
         # Never cut a stored answer that ran: the leaderboard replays it.
         self.max_record_chars = max(config.max_record_chars, self.max_answer_chars)
+        self.step_timeout_s = (config.step_timeout_s if config.step_timeout_s is not None
+                               else step_bound(first))
         try:
             self.model.check_env(first)
         except ConfigError:
@@ -338,9 +370,20 @@ class Runner:
         return EpisodeContext(env_id=self.config.env, task_id=task_id, trial=trial,
                               seed=episode_seed(self.config.seed, task_id, trial))
 
-    async def _env_call(self, env: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+    async def _env_call(self, env: Any, method: str, *args: Any, turn: int | None = None,
+                        **kwargs: Any) -> Any:
+        """``env.method(*args, **kwargs)`` through the executor, within the run's wall-clock
+        bound on one call; ``turn`` names the turn in the error of a call past it. The call
+        left running is the executor's to drop with the env (the runner discards it)."""
+        bound = asyncio.timeout(self.step_timeout_s)
         try:
-            return await self.executor.call(env, method, *args, **kwargs)
+            try:
+                async with bound:
+                    return await self.executor.call(env, method, *args, **kwargs)
+            except TimeoutError:
+                if not bound.expired():  # the env's own TimeoutError: its failure as raised
+                    raise
+                raise StepTimedOut(method, turn, self.step_timeout_s) from None
         except MissingExtraError:
             # Not this episode's failure: the install lacks a part (an env that imports its
             # simulator at its first reset). Every episode would fail alike, so the run ends
@@ -390,7 +433,7 @@ class Runner:
                 del action, completion  # the runner keeps no reference to the message
                 raise _ModelCallFailed(refused, system_prompt, turns, started)
             next_obs, reward, terminated, truncated, step_info = await self._env_call(
-                env, "step", action)
+                env, "step", action, turn=len(turns) + 1)
             t2 = time.perf_counter()
             turn_info = {k: v for k, v in step_info.items()
                          if k not in ("metrics", "task_id", "max_turns")}

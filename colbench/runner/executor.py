@@ -8,7 +8,7 @@ env's calls (:meth:`EnvExecutor.call`: ``reset``, ``step``). So a run scores the
 writes the same ``episodes.jsonl`` whichever executor placed its envs.
 
 * ``local`` (:class:`LocalEnvExecutor`, the default) keeps a pool of envs in this process and
-  runs their calls in worker threads, as the runner always did.
+  runs their calls in worker threads (:class:`DaemonThreads`), as the runner always did.
 * Plugins register others in the ``colbench.executors`` entry-point group, found by name
   through :data:`colbench.registry.executors` (``colbench evaluate --executor NAME``); the
   ``ray`` plugin holds the envs in Ray actors. The core never imports a plugin.
@@ -30,8 +30,10 @@ from __future__ import annotations
 import abc
 import asyncio
 import json
-from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+import queue
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -130,6 +132,80 @@ class EnvExecutor(abc.ABC):
         self.finish()
 
 
+class DaemonThreads(Executor):
+    """Worker threads for env calls that never hold up the interpreter's exit.
+
+    The runner bounds each env call in wall-clock time (``--step-timeout``) and goes on
+    without a call past it; Python cannot stop that call's thread. A
+    ``ThreadPoolExecutor``'s threads are joined when the interpreter exits, so one call that
+    never returns would keep ``colbench evaluate`` from ever exiting; these threads are
+    daemons and are not joined. A thread is reused for the next call (so per-thread caches
+    of the libraries an env uses stay warm), and a new one is started whenever none is idle,
+    so a call stuck for ever takes one thread and never a slot of the others.
+
+    Parameters
+    ----------
+    name:
+        The prefix of the threads' names.
+    """
+
+    def __init__(self, name: str = "colbench-env") -> None:
+        self._name = name
+        self._jobs: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]] | None] = \
+            queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        self._threads = 0
+        self._closed = False
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("DaemonThreads: cannot submit after shutdown")
+            self._jobs.put((future, lambda: fn(*args, **kwargs)))
+            if self._idle > 0:
+                self._idle -= 1
+            else:
+                self._threads += 1
+                threading.Thread(target=self._work, daemon=True,
+                                 name=f"{self._name}-{self._threads}").start()
+        return future
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            future, call = job
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(call())
+                except BaseException as exc:  # noqa: BLE001  (handed to the caller)
+                    future.set_exception(exc)
+            del job, future, call
+            with self._lock:
+                self._idle += 1
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Stop taking calls; idle threads end. Calls still running are not waited for
+        (a stuck one may never end), whatever ``wait`` says."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            threads = self._threads
+        while cancel_futures:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if job is not None:
+                job[0].cancel()
+        for _ in range(threads):
+            self._jobs.put(None)
+
+
 def close_quietly(env: Any) -> None:
     """Close ``env``; a broken env may fail to close, and is dropped either way."""
     try:
@@ -149,7 +225,7 @@ class LocalEnvExecutor(EnvExecutor):
     name = LOCAL
 
     def __init__(self) -> None:
-        self._threads: ThreadPoolExecutor | None = None
+        self._threads: DaemonThreads | None = None
         self._spec: EnvSpec | None = None
         self._idle: list[Any] = []
         self._all: list[Any] = []
@@ -157,12 +233,11 @@ class LocalEnvExecutor(EnvExecutor):
     def start(self, spec: EnvSpec, first: Any, *, concurrency: int, out: Path) -> None:
         self.finish()
         self._spec = spec
-        self._threads = ThreadPoolExecutor(max_workers=min(128, max(8, 2 * concurrency)),
-                                           thread_name_prefix="colbench-env")
+        self._threads = DaemonThreads("colbench-env")
         self._idle = [first]
         self._all = [first]
 
-    def _pool_threads(self) -> ThreadPoolExecutor:
+    def _pool_threads(self) -> DaemonThreads:
         if self._threads is None:
             raise RuntimeError("LocalEnvExecutor: start() was not called (or the run ended)")
         return self._threads

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from colbench.errors import ColbenchError, ModelFailure
+from colbench.errors import ColbenchError, EnvironmentFailure, ModelFailure
 from colbench.records import Counts, EpisodeRecord, FailureKind
 
 #: What the CLI's ``--max-consecutive-failures`` and ``--max-error-rate`` default to.
@@ -32,6 +32,21 @@ WHOSE = {"model": "the model", "env": "the environment"}
 class RunStopped(ColbenchError):
     """The run stopped before its last episode because episodes kept failing the same way.
     What was recorded stays; rerunning the same command resumes."""
+
+
+class StepTimedOut(EnvironmentFailure):
+    """An env's ``reset`` or ``step`` ran past the run's wall-clock bound on one call
+    (``--step-timeout``; by default the env's ``step_timeout_s``): the environment's
+    failure, whatever the answer, since the env owns how long its steps take. The message
+    names the call and the turn."""
+
+    def __init__(self, call: str, turn: int | None, seconds: float) -> None:
+        where = f"{call} of turn {turn}" if turn is not None else call
+        super().__init__(f"the env's {where} ran past its {seconds:g} s wall-clock bound "
+                         "(--step-timeout); the episode was ended there")
+        self.call = call
+        self.turn = turn
+        self.seconds = seconds
 
 
 class AnswerTooLong(ModelFailure):
