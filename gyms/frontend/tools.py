@@ -4,16 +4,11 @@ an ``html`` fence as the env reads it)."""
 
 from __future__ import annotations
 
-from colbench.gyms.frontend.protocol import ANSWER_MARKER
-from colbench.tools import ActionTool
+from colbench.answer import collaboration_tools
 
-FRONTEND_TOOLS = (
-    ActionTool(name="ask", template="{question}",
-               description="Ask the person who wants the page a short question, or show a "
-                           "draft (a page in an html fence) for their comments.",
-               properties={"question": {"type": "string", "description": "the message"}}),
-    ActionTool(name="answer", template=ANSWER_MARKER + "\n```html\n{html}\n```",
-               description="Give the final page (a whole HTML document with Tailwind "
-                           "classes). The episode ends.",
-               properties={"html": {"type": "string", "description": "the HTML document"}}),
-)
+FRONTEND_TOOLS = collaboration_tools(
+    ask="Ask the person who wants the page a short question, or show a draft (a page in an "
+        "html fence) for their comments.",
+    answer="Give the final page (a whole HTML document with Tailwind classes). The episode "
+           "ends.",
+    argument="html", language="html")
