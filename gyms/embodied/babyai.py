@@ -159,7 +159,10 @@ class BabyAIEnv(TextEnv):
     after the turn budget. A mission completed on the very step that hits the limit is
     ``terminated``. The default budget is 20 actions, more for the level families whose
     oracle needs more (``LEVEL_TURN_BUDGETS``: 30 or 40); a ``max_turns`` argument gives every
-    task that budget.
+    task that budget. A step takes milliseconds (under ``agentgym``, each of its path
+    searches stops after 20,000 states), so the runner bounds one at 60 s of wall-clock time
+    (``step_timeout_s``; ``--step-timeout`` overrides it); a step past it is an environment
+    error naming the step.
 
     ## Arguments
 
@@ -196,6 +199,7 @@ class BabyAIEnv(TextEnv):
     env_id: ClassVar[str] = "colbench/BabyAI"
     version: ClassVar[str] = "0"
     default_max_turns: ClassVar[int] = 20
+    step_timeout_s: ClassVar[float] = 60.0
     #: ``colbench play`` sends each typed line as an action on Enter (actions are one line).
     one_line_actions: ClassVar[bool] = True
     max_text_length: ClassVar[int] = 100_000
