@@ -23,6 +23,7 @@ import os
 import statistics
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 
@@ -32,11 +33,11 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(share * len(ordered)) - 1))]
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--episodes", type=int, default=200)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.queries < 2 or args.episodes < 1:
         parser.error("--queries must be at least 2 and --episodes at least 1")
     os.environ["COLBENCH_CACHE"] = tempfile.mkdtemp(prefix="bench-search-")
