@@ -15,7 +15,9 @@ from colbench.gyms.search import agentgym
 from colbench.gyms.search.index import Hit
 from colbench.gyms.search.scoring import exact_match, token_f1
 from colbench.gyms.search.tasks import SPLIT_SEEDS, Corpus, load_corpus, load_search_tasks
+from colbench.gyms.search.tools import AGENTGYM_TOOLS, COLBENCH_TOOLS
 from colbench.tasks import Task, TaskSet
+from colbench.tools import ActionTool
 
 DEFAULT_TOP_K = 5
 logger = logging.getLogger("colbench")
@@ -132,6 +134,9 @@ class DeepSearchEnv(TextEnv):
     max_text_length: ClassVar[int] = 100_000
     splits: ClassVar[tuple[str, ...]] = tuple(SPLIT_SEEDS)
     protocols: ClassVar[tuple[str, ...]] = (DEFAULT_PROTOCOL, agentgym.PROTOCOL)
+    #: The actions as OpenAI tools (``colbench.tools``) per protocol: the grammars differ.
+    action_tools_by_protocol: ClassVar[dict[str, tuple[ActionTool, ...]]] = {
+        DEFAULT_PROTOCOL: COLBENCH_TOOLS, agentgym.PROTOCOL: AGENTGYM_TOOLS}
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
                  world_seed: int | None = None, hops: int | None = None,
@@ -195,6 +200,11 @@ class DeepSearchEnv(TextEnv):
                     raise ConfigError(f"DeepSearch task {task.id!r} names no world_seed in "
                                       "its privileged data")
         return task_set
+
+    @property
+    def action_tools(self) -> tuple[ActionTool, ...]:
+        """This instance's actions as OpenAI tools: its protocol's grammar."""
+        return self.action_tools_by_protocol[self.protocol]
 
     def describe(self) -> dict[str, Any]:
         facts = super().describe()

@@ -163,3 +163,25 @@ def test_colbench_evaluate_runs_the_oracle_on_test(evaluate_oracle) -> None:
     assert summary["metrics"]["success_rate"]["mean"] == 1.0
     assert summary["metrics"]["evidence_recall"]["mean"] == 1.0
     assert len(result["episodes"]) == 40
+
+
+@pytest.mark.parametrize("protocol", [None, "agentgym"])
+def test_tool_calls_become_the_messages_the_env_reads(protocol) -> None:
+    from colbench.tools import env_action_tools, message_for_call
+
+    env = DeepSearchEnv(protocol=protocol)
+    try:
+        tools = env_action_tools(env)
+        names = [t.name for t in tools]
+        assert names == (["search", "open", "answer"] if protocol is None
+                         else ["search", "answer"])
+        task = next(t for t in env.tasks if t.metadata["hops"] == 1)
+        env.reset(options={"task_id": task.id})
+        title = task.privileged["evidence_titles"][0]
+        observation, *_ = env.step(message_for_call(tools, "search", {"query": title}))
+        assert title in observation and ("<information>" in observation) == bool(protocol)
+        *_, terminated, _, info = env.step(message_for_call(
+            tools, "answer", {"text": task.privileged["answer"]}))
+        assert terminated and info["metrics"]["success"] is True
+    finally:
+        env.close()
