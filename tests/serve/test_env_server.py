@@ -186,3 +186,34 @@ def test_shutdown_closes_every_env_and_refuses_new_episodes(env_server) -> None:
     assert server.app.shutdown() == 3
     assert _Closing.closed == [GUESS] * 3
     assert _create(server.url).status_code == 429
+
+
+def test_the_command_serves_until_sigterm_then_closes_every_env(cli_environ, tmp_path) -> None:
+    """``colbench serve-envs`` under waitress: it serves, and SIGTERM stops it gracefully,
+    closing the episodes still open (and saying how many)."""
+    import signal
+    import subprocess
+    import sys
+
+    token = tmp_path / "token"
+    token.write_text("s" * 32 + "\n")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "colbench.cli.main", "serve-envs", "--port", "0",
+         "--token-file", str(token), "--threads", "4"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_environ)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        url = line.split("serving at ", 1)[1].split()[0]
+        headers = {"Authorization": "Bearer " + "s" * 32}
+        for _ in range(2):
+            created = httpx.post(f"{url}/v1/episodes", json={"env_id": GUESS}, headers=headers)
+            assert created.status_code == 200
+        assert httpx.post(f"{url}/v1/episodes", json={"env_id": GUESS}).status_code == 401
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, err
+    assert "closed 2 open episode(s)" in err
