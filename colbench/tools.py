@@ -23,7 +23,7 @@ from typing import Any
 
 from colbench.errors import ConfigError
 
-__all__ = ["ActionTool", "env_action_tools", "message_for_call", "openai_tools"]
+__all__ = ["ActionTool", "ToolChat", "env_action_tools", "message_for_call", "openai_tools"]
 
 #: JSON Schema types an argument may have, and the Python values they admit.
 _TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,),
@@ -139,3 +139,66 @@ def message_for_call(tools: Sequence[ActionTool], name: str, arguments: Any) -> 
         return tool.message(parsed)
     except ValueError as exc:
         return f"{name}({raw}) [not a valid call: {exc}]"
+
+
+class ToolChat:
+    """One episode's tool calls, for an adapter in tools mode (``openai:...?tools=1``,
+    ``hf:...?tools=1``).
+
+    :meth:`take` turns a completion that carries tool calls (``extra["tool_calls"]``, in the
+    OpenAI shape) into the message its first call stands for, and remembers the call by its
+    turn; :meth:`messages` writes the runner's chat back the way the tools API expects it:
+    each turn played by a call as the assistant's ``tool_calls`` and the env's answer as the
+    ``tool`` message that answers it.
+
+    Parameters
+    ----------
+    tools:
+        The env's action tools.
+    """
+
+    def __init__(self, tools: Sequence[ActionTool]) -> None:
+        self.tools = list(tools)
+        #: The ``tools`` of a request (None when the env has none).
+        self.schemas = openai_tools(self.tools) or None
+        # Turn -> (the tool call, the assistant's text beside it).
+        self._calls: dict[int, tuple[dict[str, Any], str]] = {}
+
+    def messages(self, conversation: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """The runner's chat, with each turn played by a tool call written as the call and
+        its ``tool`` answer."""
+        out: list[dict[str, Any]] = []
+        turn = 0
+        answering: dict[str, Any] | None = None
+        for message in conversation:
+            role = message.get("role")
+            if role == "assistant":
+                answering = None
+                played = self._calls.get(turn)
+                turn += 1
+                if played is not None:
+                    call, text = played
+                    out.append({"role": "assistant", "content": text or None,
+                                "tool_calls": [call]})
+                    answering = call
+                    continue
+            elif role == "user" and answering is not None:
+                out.append({"role": "tool", "tool_call_id": str(answering.get("id", "")),
+                            "content": message.get("content", "")})
+                answering = None
+                continue
+            out.append(dict(message))
+        return out
+
+    def take(self, completion: Any, turn: int) -> Any:
+        """``completion`` with its text replaced by the message of its first tool call (and
+        the call remembered for turn ``turn``); unchanged when it made no call."""
+        calls = completion.extra.get("tool_calls")
+        if not calls:
+            return completion
+        call = calls[0]
+        function = call.get("function") if isinstance(call.get("function"), Mapping) else {}
+        self._calls[turn] = (call, completion.text)
+        completion.text = message_for_call(self.tools, str(function.get("name")),
+                                           function.get("arguments") or "{}")
+        return completion

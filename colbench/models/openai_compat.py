@@ -473,13 +473,10 @@ class OpenAICompatModel(BaseChatModel):
 
 
 class ToolCallingEpisode(BaseChatModel):
-    """One episode of an :class:`OpenAICompatModel` in tools mode (``?tools=1``).
-
-    Each request carries the env's tools. A reply's first tool call becomes the message it
-    stands for (:func:`colbench.tools.message_for_call`); the call is remembered by its turn,
-    so that later requests send it back as the assistant's ``tool_calls`` and the env's
-    answer as the ``tool`` message that answers it, which is what the tools API expects of
-    a chat. A reply without a tool call is the message, as without tools.
+    """One episode of an :class:`OpenAICompatModel` in tools mode (``?tools=1``): each
+    request carries the env's tools, and a reply's tool call becomes the message it stands
+    for (:class:`colbench.tools.ToolChat`). A reply without a tool call is the message, as
+    without tools.
 
     Parameters
     ----------
@@ -490,57 +487,19 @@ class ToolCallingEpisode(BaseChatModel):
     """
 
     def __init__(self, model: OpenAICompatModel, tools: Sequence[Any]) -> None:
-        from colbench.tools import openai_tools
+        from colbench.tools import ToolChat
 
         self.model = model
         self.name = model.name
-        self.action_tools = list(tools)
-        self._schemas = openai_tools(self.action_tools) or None
-        # Turn -> (the tool call, the assistant's text beside it).
-        self._calls: dict[int, tuple[dict[str, Any], str]] = {}
-
-    def chat(self, conversation: Conversation) -> list[dict[str, Any]]:
-        """The messages to send: the runner's chat, with each turn played by a tool call
-        written as the call and its ``tool`` answer."""
-        out: list[dict[str, Any]] = []
-        turn = 0
-        answering: dict[str, Any] | None = None
-        for message in conversation:
-            role = message.get("role")
-            if role == "assistant":
-                answering = None
-                played = self._calls.get(turn)
-                turn += 1
-                if played is not None:
-                    call, text = played
-                    out.append({"role": "assistant", "content": text or None,
-                                "tool_calls": [call]})
-                    answering = call
-                    continue
-            elif role == "user" and answering is not None:
-                out.append({"role": "tool", "tool_call_id": str(answering.get("id", "")),
-                            "content": message.get("content", "")})
-                answering = None
-                continue
-            out.append(dict(message))
-        return out
+        self.chat = ToolChat(tools)
 
     async def respond(self, conversation: Conversation, params: SamplingParams | None,
                       context: EpisodeContext) -> Completion:
-        from colbench.tools import message_for_call
-
         model = self.model
-        completion = await model._complete(model._state(), self.chat(conversation),
+        completion = await model._complete(model._state(), self.chat.messages(conversation),
                                            apply_sampling(params, model.sampling),
-                                           self._schemas)
-        calls = completion.extra.get("tool_calls")
-        if calls:
-            call = calls[0]
-            function = call.get("function") if isinstance(call.get("function"), dict) else {}
-            self._calls[context.turn] = (call, completion.text)
-            completion.text = message_for_call(self.action_tools, str(function.get("name")),
-                                               function.get("arguments") or "{}")
-        return completion
+                                           self.chat.schemas)
+        return self.chat.take(completion, context.turn)
 
     async def agenerate(self, conversations: Sequence[Conversation],
                         params: SamplingParams | None = None) -> list[Completion]:
