@@ -12,6 +12,7 @@ from colbench.actions import find_action
 from colbench.env import DEFAULT_PROTOCOL, Message, Outcome, ScriptedAgent, TextEnv
 from colbench.errors import ConfigError
 from colbench.gyms.search import agentgym
+from colbench.gyms.search.data import saved_task_file
 from colbench.gyms.search.index import Hit
 from colbench.gyms.search.scoring import exact_match, token_f1
 from colbench.gyms.search.tasks import SPLIT_SEEDS, Corpus, load_corpus, load_search_tasks
@@ -175,7 +176,11 @@ class DeepSearchEnv(TextEnv):
             task_set = tasks
         elif tasks is not None:
             if not Path(tasks).is_file():
-                raise ConfigError(f"DeepSearch tasks {tasks!r}: not a task JSONL file")
+                saved = saved_task_file(tasks) if re.fullmatch(r"[\w.-]+", tasks) else None
+                if saved is None:
+                    raise ConfigError(f"DeepSearch tasks {tasks!r}: not a task JSONL file nor "
+                                      "a set saved by 'colbench data import search'")
+                tasks = str(saved)
             if self.agentgym and agentgym.is_qa_file(tasks):
                 if self.user_retriever is None:
                     raise ConfigError(f"DeepSearch tasks {tasks!r} are published QA rows: "
@@ -198,7 +203,8 @@ class DeepSearchEnv(TextEnv):
             for task in task_set:
                 if not isinstance(task.privileged.get("world_seed"), int):
                     raise ConfigError(f"DeepSearch task {task.id!r} names no world_seed in "
-                                      "its privileged data")
+                                      "its privileged data (a task of your own corpus plays "
+                                      "under --protocol agentgym with corpus= or retriever=)")
         return task_set
 
     @property

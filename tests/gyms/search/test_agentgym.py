@@ -162,11 +162,17 @@ def test_without_a_user_corpus_it_plays_the_generated_world_and_says_so(caplog) 
 
 
 @pytest.mark.slow
-def test_colbench_evaluate_plays_a_user_corpus(run_cli, tmp_path) -> None:
+def test_colbench_evaluate_plays_an_imported_qa_file_over_a_user_corpus(run_cli,
+                                                                        tmp_path) -> None:
+    cache = {"COLBENCH_CACHE": str(tmp_path / "cache")}
+    proc = run_cli(["data", "import", "search", QA, "--name", "tinyqa"], extra_env=cache)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "imported 3 tasks as 'tinyqa'" in proc.stdout
     out = tmp_path / "run"
     proc = run_cli(["evaluate", "colbench/DeepSearch-v0", "--protocol", "agentgym",
-                    "--model", "scripted:oracle", "--tasks", QA, "--env-arg",
-                    f"corpus={CORPUS}", "--out", str(out), "--no-progress"], timeout=300)
+                    "--model", "scripted:oracle", "--tasks", "tinyqa", "--env-arg",
+                    f"corpus={CORPUS}", "--out", str(out), "--no-progress"], timeout=300,
+                   extra_env=cache)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["protocol"] == "agentgym" and summary["counts"]["ok"] == 3

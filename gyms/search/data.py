@@ -1,0 +1,47 @@
+"""What ``colbench data`` asks of DeepSearch (the ``colbench.task_sets`` entry ``search``).
+
+- ``colbench data import search QA.jsonl [--name NAME]``: a published QA file (FlashRAG's
+  rows: ``question``, ``golden_answers``) becomes a task set saved in the suite's private
+  cache, which ``--tasks NAME`` then names, with ``--protocol agentgym`` and the corpus
+  (``--env-arg corpus=...``) or retrieval server (``--env-arg retriever=...``) it is asked
+  over.
+- ``colbench data build search``: generates the built-in splits' questions now (they are
+  generated on first use anyway, in about a second each).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from colbench import taskcache
+from colbench.gyms.search.agentgym import load_qa_file
+from colbench.gyms.search.tasks import load_search_tasks
+from colbench.tasks import TaskSet
+
+#: The suite name of ``colbench data`` and of the private cache folder.
+SUITE = "search"
+
+
+def saved_task_file(name: str) -> Path | None:
+    """The task file ``colbench data import search`` saved as ``name``, if there is one."""
+    path = taskcache.cache_dir(SUITE) / f"{name}.jsonl"
+    return path if path.is_file() else None
+
+
+class SearchTaskSets:
+    """DeepSearch's :class:`colbench.cli.data_cmd.TaskSetSource` (see the module docstring)."""
+
+    env_id = "colbench/DeepSearch-v0"
+
+    def import_file(self, source: Path, out: Path, *, split: str | None, name: str) -> TaskSet:
+        rows = load_qa_file(str(source))
+        tasks = [task.model_copy(update={"split": split or "test"}) for task in rows]
+        task_set = TaskSet(name, tasks)
+        taskcache.save_private(task_set, out)
+        return task_set
+
+    def build(self, split: str) -> TaskSet:
+        return load_search_tasks(split)
+
+
+TASK_SETS = SearchTaskSets()
