@@ -34,7 +34,8 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -358,7 +359,8 @@ class _OnlineRun:
             if lockstep:
                 model.eval()
             try:
-                samples = self.engine.play(step, draws, policy, budget)
+                with gathered_for_generation(trainer, lockstep and config.generation == "hf"):
+                    samples = self.engine.play(step, draws, policy, budget)
             finally:
                 if lockstep and was_training:
                     model.train()
@@ -496,6 +498,44 @@ class _OnlineRun:
             model.close()
 
 
+@contextmanager
+def gathered_for_generation(trainer: Any, needed: bool) -> Iterator[None]:
+    """While the policy itself generates (lockstep ``hf``): TRL's
+    ``unwrap_model_for_generation``, which gathers DeepSpeed ZeRO-3's sharded parameters for
+    the forward passes and turns gradient checkpointing off while generating."""
+    if not needed:
+        yield
+        return
+    from trl.models import unwrap_model_for_generation
+
+    with unwrap_model_for_generation(
+            trainer.model_wrapped, trainer.accelerator,
+            gradient_checkpointing_kwargs=trainer.args.gradient_checkpointing_kwargs):
+        yield
+
+
+def check_sharding(accelerator: Any, config: OnlineGRPOConfig) -> None:
+    """Refuse what needs an unsharded copy of the weights in each process (the overlap copy,
+    the snapshot) when DeepSpeed ZeRO-3 or FSDP shards them: those copies are made from the
+    process's own module, which then holds a shard only."""
+    from trl.distributed import DistributedBackend
+
+    backend = DistributedBackend(accelerator)
+    if not (backend.is_zero3 or backend.is_fsdp):
+        return
+    needs = []
+    if config.overlap and config.generation == "hf":
+        needs.append("overlap (pass --no-overlap)")
+    if config.cross_policy_prob > 0:
+        needs.append("the cross-policy snapshot (set cross_policy_prob 0)")
+    if needs:
+        kind = "DeepSpeed ZeRO-3" if backend.is_zero3 else "FSDP"
+        raise ConfigError(f"online-grpo under {kind}: {' and '.join(needs)} keep an unsharded "
+                          "copy of the weights in every process, which is not built from "
+                          "shards; lockstep rollouts gather the shards through TRL's "
+                          "unwrap_model_for_generation (hf) or TRL's vLLM sync (vllm-*)")
+
+
 def cut_to_length(sample: Any, max_length: int | None) -> bool:
     """Cut a sample's completion so that the whole sequence fits ``max_length`` tokens (the
     episode keeps its reward; its later turns are not trained on). True if it was cut."""
@@ -595,6 +635,7 @@ class OnlineGRPOTrainer(TrainerPlugin):
                 train_dataset=_placeholder_dataset(max(64, 4 * groups)),
                 processing_class=tokenizer, rollout_func=run.rollout_func,
                 peft_config=lora_config(config), online_run=run)
+            check_sharding(trainer.accelerator, config)
             checkpoint = run.restore(trainer) if config.resume else None
             result = trainer.train(
                 resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)

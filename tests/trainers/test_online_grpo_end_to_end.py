@@ -190,3 +190,35 @@ def test_importance_ratio_and_lora_with_overlap(tiny_llama, tmp_path):
     assert result.metrics["episodes"] == 8
     model = load_model(f"hf:{out}")
     model.close()
+
+
+def test_lockstep_rollouts_generate_through_trls_gathering_helper(tiny_llama, tmp_path,
+                                                                  monkeypatch):
+    """Lockstep rollouts run inside TRL's unwrap_model_for_generation (under accelerate):
+    the helper that gathers ZeRO-3 shards also turns gradient checkpointing off while the
+    policy generates, and back on for the loss; seen from inside every model call."""
+    from colbench.trainers import online_grpo_trainer, train
+    from colbench.trainers.online_grpo_config import OnlineGRPOConfig
+
+    seen: list[tuple[bool, bool]] = []
+    made = online_grpo_trainer.default_chat_model
+
+    def spying(role, module, tokenizer, config):
+        chat = made(role, module, tokenizer, config)
+        respond = chat.respond
+
+        async def watched(conversation, params, context):
+            seen.append((module.is_gradient_checkpointing, module.training))
+            return await respond(conversation, params, context)
+
+        chat.respond = watched
+        return chat
+
+    monkeypatch.setattr(online_grpo_trainer, "default_chat_model", spying)
+    out = tmp_path / "ckpt"
+    config = OnlineGRPOConfig(
+        envs=[helpers_env.ENV_ID], split="test", max_steps=2, per_device_train_batch_size=4,
+        num_generations=2, max_new_tokens=4, learning_rate=1e-3, overlap=False,
+        horizon_stages=[1], gradient_checkpointing=True)
+    train("online-grpo", model=f"hf:{tiny_llama}", out=out, config=config)
+    assert len(seen) == 8 and set(seen) == {(False, False)}

@@ -205,3 +205,31 @@ def test_long_episodes_are_cut_to_max_length():
     assert (sample.completion_ids, sample.env_mask, sample.logprobs) == \
         ([4, 5], [1, 0], [-1.0, 0.0])
     assert sample.reward == 1.0
+
+
+@pytest.mark.parametrize("deepspeed_stage,fsdp_version,settings,refused", [
+    (3, None, {"overlap": True}, "DeepSpeed ZeRO-3: overlap"),
+    (0, 2, {"overlap": False, "cross_policy_prob": 0.25}, "FSDP: the cross-policy snapshot"),
+    (3, None, {"overlap": False}, None),
+    (2, None, {"overlap": True, "cross_policy_prob": 0.25}, None),
+    (0, None, {"overlap": True, "cross_policy_prob": 0.25}, None),
+])
+def test_sharded_weights_refuse_per_process_copies(deepspeed_stage, fsdp_version, settings,
+                                                   refused):
+    """Under ZeRO-3 or FSDP each process holds a shard: the overlap copy and the snapshot,
+    copies of that module, would hold a shard too, so they are refused at start."""
+    pytest.importorskip("trl", reason="the trainers need colbench[train]")
+    from types import SimpleNamespace
+
+    from colbench.trainers.online_grpo_trainer import check_sharding
+
+    accelerator = SimpleNamespace(state=SimpleNamespace(
+        deepspeed_plugin=SimpleNamespace(zero_stage=deepspeed_stage) if deepspeed_stage
+        else None,
+        fsdp_plugin=SimpleNamespace(fsdp_version=fsdp_version) if fsdp_version else None))
+    config = OnlineGRPOConfig(**settings)
+    if refused is None:
+        check_sharding(accelerator, config)
+    else:
+        with pytest.raises(ConfigError, match=refused):
+            check_sharding(accelerator, config)
