@@ -70,16 +70,13 @@ class BackendV1Env(BackendEnv):
                  max_turns: int | None = None, simulator: str | Simulator | None = None,
                  compat: bool = False, sandbox: Any = None,
                  render_mode: str | None = None, protocol: str | None = None) -> None:
-        from colbench.gyms.backend.programs.simulator import PartSimulator
+        from colbench.gyms.backend.programs.simulator import make_simulator
         from colbench.gyms.backend.programs.tasks import load_program_tasks
 
         task_set = tasks if isinstance(tasks, TaskSet) else load_program_tasks(split, tasks)
-        builtin = simulator in (None, "", "builtin")
         super().__init__(split, task_set, max_turns=max_turns,
-                         simulator=None if builtin else simulator, compat=compat,
+                         simulator=make_simulator(simulator), compat=compat,
                          sandbox=sandbox, render_mode=render_mode, protocol=protocol)
-        if builtin:
-            self.simulator = PartSimulator()
 
     @property
     def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]

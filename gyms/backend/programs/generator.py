@@ -42,9 +42,10 @@ from colbench.tasks import Task
 
 GENERATOR_VERSION = "1"
 SOURCE = "colbench-programs"
-SUITE = "backend"
-#: Task ids and set names start with this: ``backend-v1-test-00000``.
-SET_PREFIX = "backend-v1"
+#: The tasks' suite (``Task.suite``), which also names the simulators that serve them
+#: (``backend-v1/builtin``, ``backend-v1/model``), and the prefix of task ids and set names
+#: (``backend-v1-test-00000``).
+SUITE = SET_PREFIX = "backend-v1"
 SPLITS = ("train", "test")
 #: Which skeleton buckets (of 100) each kind of split draws from.
 BUCKETS = {"test": range(0, 10), "challenge": range(10, 20), "train": range(20, 100)}

@@ -34,6 +34,7 @@ from typing import Any
 
 from colbench.errors import ConfigError
 from colbench.gyms.backend.facts import code_identifiers, normalize_tokens
+from colbench.gyms.backend.programs.generator import SUITE
 from colbench.gyms.backend.programs.vocabulary import GENERIC_WORDS
 from colbench.gyms.backend.simulator import (
     DONT_KNOW,
@@ -43,7 +44,8 @@ from colbench.gyms.backend.simulator import (
     cut_reply,
     guard_reply,
 )
-from colbench.simulators import Message
+from colbench.simulators import Message, Simulator
+from colbench.simulators import make_simulator as resolve_simulator
 from colbench.tasks import Task
 
 #: What the person says to a message that asks about nothing in the task.
@@ -198,3 +200,10 @@ def reply_reveals(reply: str, values: Sequence[Any]) -> list[str]:
         if text and re.search(r"(?<![\w.])" + re.escape(text) + r"(?![\w]|\.\d)", reply):
             found.append(text)
     return found
+
+
+def make_simulator(spec: str | Simulator | None) -> Simulator:
+    """Backend-v1's simulator for ``spec``: ``None``/``"builtin"`` -> :class:`PartSimulator`,
+    a model spec -> Backend-v0's model-backed person (both registered under
+    ``backend-v1/``; see :func:`colbench.simulators.make_simulator`)."""
+    return resolve_simulator(spec, suite=SUITE)

@@ -18,7 +18,7 @@ from colbench import taskcache
 from colbench.errors import ConfigError
 from colbench.gyms.backend.programs import generator
 from colbench.gyms.backend.programs.generator import GENERATOR_VERSION, SET_PREFIX
-from colbench.gyms.backend.tasks import load_task_file
+from colbench.gyms.backend.tasks import import_official, load_task_file
 from colbench.tasks import TaskSet
 
 #: Seeds and sizes of the built-in sets (the paper's sizes: 10k train, 1k test).
@@ -79,3 +79,25 @@ def mint_tasks(seed: int, count: int, *, split: str) -> TaskSet:
     tasks = [task.model_copy(update={"id": generator.task_id(split, index), "split": split})
              for index, task in enumerate(drawn)]
     return TaskSet(f"{SET_PREFIX}-{split}", tasks, version=GENERATOR_VERSION)
+
+
+class ProgramTaskSets:
+    """Backend-v1's :class:`colbench.cli.data_cmd.TaskSetSource`, declared in the entry-point
+    group ``colbench.task_sets`` as ``backend-v1``: ``colbench data build backend-v1`` builds
+    its sets, and a leaderboard mints challenge splits from it."""
+
+    env_id = "colbench/Backend-v1"
+
+    def import_file(self, source: Path, out: Path, *, split: str | None, name: str) -> TaskSet:
+        """Published ColBench rows, converted as Backend-v0 converts them (they carry no
+        parts, so Backend-v1 answers them with Backend-v0's simulated human)."""
+        return import_official(source, out, split=split, name=name)
+
+    def build(self, split: str) -> TaskSet:
+        return load_program_tasks(split)
+
+    def mint(self, seed: int, count: int, *, split: str) -> TaskSet:
+        return mint_tasks(seed, count, split=split)
+
+
+TASK_SETS = ProgramTaskSets()

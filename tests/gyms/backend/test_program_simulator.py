@@ -89,3 +89,27 @@ def test_tasks_without_parts_are_answered_by_the_v0_simulator(tasks, sim):
     # No crash, and an off-topic message still gets no part statement.
     reply = sim.reply(bare, [], "What is the rate?")
     assert isinstance(reply, str) and reply
+
+
+def test_backend_v1_picks_the_part_simulator_by_its_suite_name(tasks):
+    import colbench
+    from colbench.gyms.backend.simulator import ModelCodeSimulator
+    from colbench.simulators import make_simulator
+    from colbench.tasks import TaskSet
+
+    assert tasks[0].suite == "backend-v1"
+    assert isinstance(make_simulator("builtin", suite=tasks[0].suite), PartSimulator)
+    env = colbench.make("colbench/Backend-v1", tasks=TaskSet("few", tasks[:2]))
+    try:
+        assert isinstance(env.unwrapped.simulator, PartSimulator)
+        observation, _ = env.reset(options={"task_id": tasks[0].id})
+        reply, *_ = env.step("Hi! How is your day going?")
+        assert reply == OFF_TOPIC
+    finally:
+        env.close()
+    model = colbench.make("colbench/Backend-v1", tasks=TaskSet("few", tasks[:2]),
+                          simulator="python:builtins:repr")
+    try:
+        assert isinstance(model.unwrapped.simulator, ModelCodeSimulator)
+    finally:
+        model.close()

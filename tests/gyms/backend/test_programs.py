@@ -50,7 +50,11 @@ def test_the_same_seed_gives_the_same_tasks_and_another_seed_others(few):
 
 def test_splits_draw_from_disjoint_structures(few):
     train = generate_tasks("train", 12, SEED)
-    challenge = mint_tasks(SEED, 4, split="winter")
+    # What a leaderboard mints challenge splits with (the suite's colbench.task_sets entry).
+    source = colbench.registry.task_sets.get("backend-v1")
+    assert source.env_id == "colbench/Backend-v1"
+    challenge = source.mint(SEED, 4, split="winter")
+    assert challenge[0].canonical_json() == mint_tasks(SEED, 1, split="winter")[0].canonical_json()
     skeletons = {name: {program_of(t).skeleton() for t in ts}
                  for name, ts in (("test", few), ("train", train), ("challenge", challenge))}
     assert not skeletons["test"] & skeletons["train"]
