@@ -121,6 +121,8 @@ class AgentGymCraftingGame:
             return f"Could not execute {command}", False
         except _Failed as exc:
             return str(exc), False
+        except ValueError:  # a count past Python's digit limit: the command cannot run
+            return f"Could not execute {command}", False
 
     def _inventory(self) -> str:
         if not self.inventory:

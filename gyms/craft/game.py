@@ -26,6 +26,20 @@ _CRAFT = re.compile(r"^craft\s+(?P<output>.+?)\s+using\s+(?P<inputs>.+)$")
 _COUNTED = re.compile(r"^(?P<count>\d+)\s*x?\s+(?P<name>.+)$")
 
 
+#: The most digits a count may have: more is the agent's mistake, refused as one (Python
+#: cannot even turn 4,301 digits into a number).
+MAX_COUNT_DIGITS = 9
+
+
+def _count(digits: str) -> int:
+    """The number ``digits`` writes; an ActionError where it has more than
+    :data:`MAX_COUNT_DIGITS` digits."""
+    if len(digits) > MAX_COUNT_DIGITS:
+        raise ActionError(f"A count of {len(digits):,} digits is not a count; write a number "
+                          "such as 2.")
+    return int(digits)
+
+
 class ActionError(Exception):
     """A command that could not be carried out; the message is the observation."""
 
@@ -89,7 +103,7 @@ class CraftingGame:
         match = _COUNTED.match(rest.strip())
         if not match:
             raise ActionError(f"'get {rest}' needs a count and an item, e.g. 'get 2 oak logs'.")
-        count = int(match.group("count"))
+        count = _count(match.group("count"))
         if not 1 <= count <= MAX_GET:
             raise ActionError(f"You can get between 1 and {MAX_GET} items at a time, not {count}.")
         name = self._resolve(match.group("name"))
@@ -111,7 +125,7 @@ class CraftingGame:
             if not match:
                 raise ActionError(f"Wrong ingredient format: '{part}'. Write each ingredient as "
                                   "'N ITEM', e.g. '2 oak planks'.")
-            count = int(match.group("count"))
+            count = _count(match.group("count"))
             if count < 1:
                 raise ActionError(f"Ingredient counts must be positive, got '{part}'.")
             name = self._resolve(match.group("name"))

@@ -82,6 +82,16 @@ you mean. You have {max_turns} actions."""
 MAX_ACTION = 300
 
 
+def sendable(command: str) -> bool:
+    """Whether ``command`` can reach the simulator's JVM (it goes as UTF-8): a lone surrogate
+    cannot, and is the agent's bad input, never the simulator's failure."""
+    try:
+        command.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class JavaNotFoundError(ColbenchError, RuntimeError):
     """ScienceWorld needs a Java runtime and none was found."""
 
@@ -400,6 +410,9 @@ class SciWorldEnv(TextEnv):
         """A turn by AgentGym's rules: its ReAct parser, ScienceWorld's own step (with its
         step limit), and the running score as the reward."""
         command = agentgym.react_action(action)
+        if not sendable(command):  # refused as AgentGym's client reports a refused input
+            return self._outcome(f"Invalid Action.\n\n{self._last_observation}", False,
+                                 last_turn, command, self._raw_score)
         try:
             observation, _, completed, info = self.simulator.step(command)
         except Exception as exc:
@@ -447,6 +460,10 @@ class SciWorldEnv(TextEnv):
             return self._outcome(f"That action is {len(command)} characters long; a "
                                  f"ScienceWorld command is short (at most {MAX_ACTION}).",
                                  False, last_turn, command)
+        if not sendable(command):
+            return self._outcome("That action holds text that is not valid Unicode (a lone "
+                                 "surrogate); write a ScienceWorld command, e.g. 'look "
+                                 "around'.", False, last_turn, command)
         server = self.simulator.server
         try:
             observation = server.step(command)

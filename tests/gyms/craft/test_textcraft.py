@@ -189,3 +189,21 @@ def test_oracle_solves_every_test_goal_through_the_cli(evaluate_oracle):
     assert len(episodes) == 100
     assert all(e["status"] == "ok" and e["metrics"]["success"] for e in episodes)
     assert result["summary"]["metrics"]["success_rate"]["mean"] == 1.0
+
+
+@pytest.mark.parametrize("protocol", ["colbench", "agentgym"])
+def test_a_count_of_5000_digits_is_the_agents_mistake_not_an_env_error(protocol):
+    # int() refuses text of more than 4,300 digits: the step raised ValueError, and the
+    # runner recorded the agent's bad command as an environment error, dropped from the score.
+    from colbench.gyms.craft.env import TextCraftEnv
+
+    made = TextCraftEnv(split="all" if protocol == "agentgym" else "test", protocol=protocol)
+    try:
+        made.reset(options={"task_id": made.tasks[0].id})
+        for command in (f"get {'9' * 5000} oak logs",
+                        f"craft 1 stick using {'9' * 5000} oak planks"):
+            observation, reward, terminated, _, _ = made.step(f"Action: {command}")
+            assert reward == 0.0 and not terminated
+            assert "digits is not a count" in observation or "Could not execute" in observation
+    finally:
+        made.close()

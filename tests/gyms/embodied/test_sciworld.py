@@ -223,3 +223,22 @@ def test_oracle_solves_30_sampled_test_variations_through_the_cli(evaluate_oracl
     failed = [(e["task_id"], e.get("metrics"), e.get("error")) for e in episodes
               if e["status"] != "ok" or not e["metrics"]["success"]]
     assert not failed
+
+
+@needs_java
+@pytest.mark.parametrize("protocol", ["colbench", "agentgym"])
+def test_an_action_with_a_lone_surrogate_is_refused_as_the_agents_not_the_envs(protocol):
+    # A lone surrogate (a model's JSON may decode to one) cannot be sent to the JVM as
+    # UTF-8: py4j failed and the step raised EnvironmentFailure, so the agent's bad input
+    # was recorded as an environment error.
+    split = "test" if protocol == "colbench" else "0-0"
+    env = sciworld.SciWorldEnv(split=split, protocol=protocol)
+    try:
+        env.reset(options={"task_id": env.tasks[0].id})
+        observation, reward, terminated, _, _ = env.step("Action: look at \ud800")
+        assert reward == 0.0 and not terminated
+        assert "not valid Unicode" in observation or observation.startswith("Invalid Action.")
+        observation, *_ = env.step("Action: look around")  # the simulator still answers
+        assert "This room is called" in observation or "room" in observation.lower()
+    finally:
+        env.close()
