@@ -34,13 +34,41 @@ def parse_key_values(pairs: list[str] | None, flag: str) -> dict[str, Any]:
     return out
 
 
-def default_out_dir(env_id: str, model: str, split: str) -> Path:
-    """``runs/<env>/<model>/<split>``, with characters unsafe in paths replaced. The same
-    command always names the same folder, so rerunning it resumes."""
+def default_out_dir(env_id: str, model: str, split: str, settings: str = "") -> Path:
+    """``runs/<env>/<model>/<split>``, with characters unsafe in paths replaced, and the
+    run's non-default ``settings`` (:func:`colbench.rundir.settings_label`) after the split:
+    ``runs/<env>/<model>/test,protocol=agentgym,temperature=0.7``. The same command always
+    names the same folder, so rerunning it resumes; a run with the defaults keeps the plain
+    ``<split>`` folder it always had.
+
+    Parameters
+    ----------
+    env_id, model, split:
+        The run's env id, model spec and task split.
+    settings:
+        The label of the settings that differ from the defaults ('' for none).
+    """
     def safe(text: str) -> str:
         return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "_"
 
-    return Path("runs") / safe(env_id) / safe(model) / safe(split)
+    leaf = safe(split) + (f",{settings}" if settings else "")
+    return Path("runs") / safe(env_id) / safe(model) / leaf
+
+
+def run_settings_label(args: argparse.Namespace, env_kwargs: dict[str, Any],
+                       sampling: Any, system_prompt: str | None) -> str:
+    """The label of what sets this command's run apart from one with the defaults: every
+    setting of the run's identity except env, model, split, and the task count and trials
+    (which only extend a run)."""
+    from dataclasses import asdict
+
+    from colbench.rundir import settings_label
+
+    options = dict(env_kwargs)
+    if args.tasks is not None:
+        options.setdefault("tasks", args.tasks)
+    return settings_label(env_options=options, sampling=asdict(sampling), seed=args.seed,
+                          system_prompt=system_prompt)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -64,7 +92,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="episodes in flight at once (default: 8)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="base seed (default: 0)")
     p.add_argument("--out", "--log-dir", dest="out", type=Path, metavar="DIR",
-                   help="run directory (default: runs/<env>/<model>/<split>)")
+                   help="run directory (default: runs/<env>/<model>/<split>, followed by the "
+                        "settings that differ from the defaults, e.g. "
+                        "test,protocol=agentgym,temperature=0.7)")
     p.add_argument("--resume", action="store_true",
                    help="require DIR to hold an interrupted run and go on with it")
     p.add_argument("--overwrite", action="store_true",
@@ -85,8 +115,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "'sweet-rl' the SWEET-RL harness (Backend, Frontend)")
     p.add_argument("--system-prompt", type=Path, metavar="FILE",
                    help="send this file's text as the system prompt in place of the env's")
-    p.add_argument("--temperature", type=float, default=0.0)
-    p.add_argument("--max-tokens", type=int, default=1024)
+    p.add_argument("--temperature", type=float, default=0.0, metavar="T",
+                   help="sampling temperature (default: 0.0, greedy)")
+    p.add_argument("--max-tokens", type=int, default=1024, metavar="N",
+                   help="most tokens the model may write per turn (default: 1024)")
     p.add_argument("--env-arg", action="append", metavar="KEY=VALUE",
                    help="extra env option (repeatable)")
     p.add_argument("--max-error-rate", type=float, default=DEFAULT_MAX_ERROR_RATE,
@@ -233,7 +265,6 @@ def run(args: argparse.Namespace) -> int:
     from colbench.runner.failures import RunStopped, error_rate_problems
     from colbench.runner.tables import summaries_table
 
-    out = args.out or default_out_dir(args.env_id, args.model, args.split)
     if args.unsafe_no_sandbox_isolation:
         # The sandbox reads its opt-out from the environment, so the workers it starts, and
         # any env that makes one, see it too; the flag only names the risk on the command line.
@@ -247,6 +278,12 @@ def run(args: argparse.Namespace) -> int:
     if args.num_tasks is not None and args.num_tasks < 1:
         raise ConfigError(f"{flag_used(args, '--limit', '--num-tasks')} must be at least 1, "
                           f"got {args.num_tasks}")
+    env_kwargs = env_kwargs_from_args(args)
+    sampling = SamplingParams(temperature=args.temperature, max_tokens=args.max_tokens)
+    system_prompt = read_system_prompt(getattr(args, "system_prompt", None))
+    out = args.out or default_out_dir(args.env_id, args.model, args.split,
+                                      run_settings_label(args, env_kwargs, sampling,
+                                                         system_prompt))
     if args.resume and args.overwrite:
         raise ConfigError("--resume goes on with the run in DIR and --overwrite deletes it: "
                           "pass one of them")
@@ -255,16 +292,18 @@ def run(args: argparse.Namespace) -> int:
     config = EvalConfig(
         env=args.env_id, model=args.model, out=out, split=args.split, tasks=args.tasks,
         num_tasks=args.num_tasks, trials=args.trials, concurrency=args.concurrency,
-        seed=args.seed, env_kwargs=env_kwargs_from_args(args),
-        sampling=SamplingParams(temperature=args.temperature, max_tokens=args.max_tokens),
+        seed=args.seed, env_kwargs=env_kwargs, sampling=sampling,
         max_consecutive_failures=args.max_consecutive_failures,
         max_answer_chars=args.max_answer_chars, max_record_chars=args.max_record_chars,
         step_timeout_s=args.step_timeout_s, progress=not args.no_progress, executor=args.executor,
         executor_options=executor_options_from_args(args),
-        system_prompt=read_system_prompt(getattr(args, "system_prompt", None)),
+        system_prompt=system_prompt,
         env_url=args.env_url, require_isolation=args.require_isolation)
     if args.overwrite:
-        RunDir(out).clear()
+        removed, episodes = RunDir(out).clear()
+        if removed:
+            print(f"colbench evaluate: --overwrite: deleted the run in {out} ({episodes} "
+                  f"episode(s); {', '.join(path.name for path in removed)})", file=sys.stderr)
     try:
         summary = evaluate(config, hooks=[isolation_announcer()])
     except KeyboardInterrupt:

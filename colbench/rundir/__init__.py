@@ -6,6 +6,7 @@ collection and the trainers' data loading all go through it.
 >>> summary, partial = run.summary()       # doctest: +SKIP
 """
 
+from colbench.rundir._differences import identity_changes, settings_label
 from colbench.rundir._episodes import (
     DEFAULT_MAX_FIELD_CHARS,
     EPISODES_FILE,
@@ -39,9 +40,8 @@ from colbench.rundir._summary import (
 
 __all__ = ["COLLECT_FILE", "DEFAULT_MAX_FIELD_CHARS", "EPISODES_FILE", "EPISODES_GZ_FILE",
            "LOCK_FILE", "RUN_FILE", "SUMMARY_FILE", "TASKS_FILE", "EpisodeWriter", "GrowthRule",
-           "RunDir",
-           "RunDirBusy", "aggregate_episodes", "cap_record_text", "check_char_cap",
-           "count_episodes", "cut_text", "latest_per_key", "more_trials", "read_episodes",
-           "read_latest_episodes", "summarise_from_identity", "summarise_records",
-           "task_set_prefix_rule",
+           "RunDir", "RunDirBusy", "aggregate_episodes", "cap_record_text", "check_char_cap",
+           "count_episodes", "cut_text", "identity_changes", "latest_per_key", "more_trials",
+           "read_episodes", "read_latest_episodes", "settings_label",
+           "summarise_from_identity", "summarise_records", "task_set_prefix_rule",
            "write_json_atomic"]

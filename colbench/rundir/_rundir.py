@@ -32,6 +32,7 @@ from typing import Any
 from colbench._version import __version__
 from colbench.errors import ConfigError
 from colbench.records import EpisodeRecord, Summary
+from colbench.rundir._differences import identity_changes
 from colbench.rundir._episodes import (
     DEFAULT_MAX_FIELD_CHARS,
     EPISODES_FILE,
@@ -50,6 +51,10 @@ TASKS_FILE = "tasks.jsonl"
 COLLECT_FILE = "collect.json"
 #: A submission may carry its episodes already gzipped under this name.
 EPISODES_GZ_FILE = EPISODES_FILE + ".gz"
+
+
+#: What growing a run under an identity key means, in words.
+_GROWTH_WORDS = {"task_set": "tasks", "trials": "trials"}
 
 
 #: Whether a run whose identity holds ``current`` under some key only extends the stored run,
@@ -219,12 +224,12 @@ class RunDir:
                                   "on with it, --overwrite to start again, or use another "
                                   "--out")
             if differing and not self._grows(stored, current, differing, growth):
-                differ = "; ".join(f"{key}: {stored.get(key)!r} there, {current.get(key)!r} "
-                                   "now" for key in differing)
-                grows = (f" (only a larger {' or '.join(sorted(growth))} may change, to extend "
-                         "it)" if growth else "")
-                raise ConfigError(f"{self.path} holds a different run ({differ}); rerun the "
-                                  f"same command to resume it{grows}, or pass another --out")
+                differ = "; ".join(identity_changes(stored, current))
+                more = " or more ".join(_GROWTH_WORDS.get(key, key) for key in sorted(growth))
+                grows = f" (only more {more} may extend it)" if growth else ""
+                raise ConfigError(f"{self.path} holds a different run: {differ}. Rerun that "
+                                  f"run's command to resume it{grows}, pass --overwrite to "
+                                  "delete it and start again, or choose a new --out")
             if differing:  # an extension: the old summary describes the smaller run
                 self.summary_path.unlink(missing_ok=True)
         elif self.episodes_path.exists() and self.episodes_path.stat().st_size:
@@ -241,17 +246,27 @@ class RunDir:
         return all(key in growth and key in stored and key in current
                    and growth[key](stored[key], current[key]) for key in differing)
 
-    def clear(self) -> None:
+    def clear(self) -> tuple[list[Path], int]:
         """Remove the run held here (``run.json``, ``episodes.jsonl``, ``summary.json``) so
         that a new one may start (``evaluate --overwrite``); other files stay. Refused
-        (:class:`~colbench.rundir.RunDirBusy`) while another process writes the folder."""
+        (:class:`~colbench.rundir.RunDirBusy`) while another process writes the folder.
+
+        Returns the files removed and how many episode lines ``episodes.jsonl`` held, so
+        that the caller can say what was deleted."""
         if not self.path.exists():
-            return
+            return [], 0
         held = self.locked
         self.acquire_lock()
         try:
-            for path in (self.run_path, self.episodes_path, self.summary_path):
-                path.unlink(missing_ok=True)
+            episodes = 0
+            if self.episodes_path.is_file():  # lines, not records: a bad one is deleted too
+                with self.episodes_path.open("rb") as lines:
+                    episodes = sum(1 for line in lines if line.strip())
+            removed = [path for path in (self.run_path, self.episodes_path, self.summary_path)
+                       if path.is_file()]
+            for path in removed:
+                path.unlink()
+            return removed, episodes
         finally:
             if not held:
                 self.release_lock()

@@ -66,10 +66,10 @@ def test_extending_a_run_to_more_tasks_then_more_trials_redoes_nothing(tmp_path,
 
 
 @pytest.mark.parametrize("flags, needle", [
-    (["--limit", "2"], "task_set"),                  # fewer tasks: not an extension
-    (["--limit", "3", "--trials", "1"], "trials"),   # fewer trials
-    (["--limit", "5", "--seed", "1"], "seed"),       # more tasks but another seed
-    (["--limit", "5", "--temperature", "0.5"], "sampling"),
+    (["--limit", "2"], "task set guess-test[:2] now, guess-test[:3] there"),  # fewer tasks
+    (["--limit", "3", "--trials", "1"], "trials 1 now, 2 there"),   # fewer trials
+    (["--limit", "5", "--seed", "1"], "seed 1 now, 0 there"),       # more tasks, another seed
+    (["--limit", "5", "--temperature", "0.5"], "temperature 0.5 now, 0.0 there"),
 ])
 def test_only_growth_extends_a_run_anything_else_is_refused(tmp_path, guess_env_id, capsys,
                                                             flags, needle):
@@ -79,8 +79,10 @@ def test_only_growth_extends_a_run_anything_else_is_refused(tmp_path, guess_env_
     before = (out / "episodes.jsonl").read_bytes()
     assert _evaluate(guess_env_id, out, *flags) == 2
     err = capsys.readouterr().err
-    assert "holds a different run" in err and needle in err
-    assert "only a larger task_set or trials may change" in err
+    assert "holds a different run: " in err and needle in err
+    assert "only more tasks or more trials may extend it" in err
+    assert "pass --overwrite to delete it and start again, or choose a new --out" in err
+    assert "{" not in err and "sha256" not in err  # words, not a dump of dicts and hashes
     assert (out / "episodes.jsonl").read_bytes() == before
 
 
@@ -114,7 +116,10 @@ def test_overwrite_starts_again_and_refuses_resume_with_it(tmp_path, guess_env_i
     out = tmp_path / "run"
     assert _evaluate(guess_env_id, out, "--limit", "3") == 0
     (out / "notes.txt").write_text("mine")
+    capsys.readouterr()
     assert _evaluate(guess_env_id, out, "--limit", "2", "--seed", "5", "--overwrite") == 0
+    assert (f"--overwrite: deleted the run in {out} (3 episode(s); run.json, episodes.jsonl, "
+            "summary.json)") in capsys.readouterr().err
     assert len(_episode_keys(out)) == 2
     assert RunDir(out).stored_identity()["seed"] == 5
     assert (out / "notes.txt").read_text() == "mine"  # only the run's own files go

@@ -78,7 +78,7 @@ def test_an_old_evaluation_refuses_another_command(tmp_path, capsys):
     code = main(["evaluate", BACKEND, "--model", "scripted:no-ask", "--num-tasks", "4",
                  "--out", str(run), "--no-progress"])
     assert code == 2
-    assert "model: 'scripted:oracle' there, 'scripted:no-ask' now" in capsys.readouterr().err
+    assert "model scripted:no-ask now, scripted:oracle there" in capsys.readouterr().err
 
 
 def test_report_and_show_read_an_old_evaluation(tmp_path, capsys):

@@ -64,8 +64,8 @@ def test_another_identity_is_refused_naming_each_differing_key(tmp_path):
         run.prepare(other)
     message = str(caught.value)
     assert "holds a different run" in message
-    assert "model: 'scripted:oracle' there, 'scripted:no-ask' now" in message
-    assert "seed: 0 there, 3 now" in message and "split" not in message
+    assert "model scripted:no-ask now, scripted:oracle there; seed 3 now, 0 there" in message
+    assert "split" not in message and "--overwrite" in message
     assert run.episodes_path.read_bytes() == before
 
 

@@ -147,7 +147,7 @@ def test_hooks_never_start_on_a_folder_that_holds_another_run(tmp_path, guess_en
         evaluate(config(tmp_path, guess_env_id, seed=8), model=RecordingAsker())
     runner = Runner(config(tmp_path, guess_env_id, seed=8), RecordingAsker(), hooks=[hooks])
     try:
-        with pytest.raises(ConfigError, match="seed: 7 there, 8 now"):
+        with pytest.raises(ConfigError, match="seed 8 now, 7 there"):
             asyncio.run(runner.run())
     finally:
         runner.close()

@@ -105,15 +105,15 @@ def test_a_different_command_on_the_same_out_is_refused(tmp_path, guess_env_id, 
     assert main([*base, "--model", "scripted:no-ask"]) == 2
     err = capsys.readouterr().err
     assert "holds a different run" in err
-    assert "model: 'scripted:oracle' there, 'scripted:no-ask' now" in err
+    assert "model scripted:no-ask now, scripted:oracle there" in err
     assert (out / "episodes.jsonl").read_bytes() == before
     # A different task subset is a different run too.
     assert main(["evaluate", guess_env_id, "--num-tasks", "2", "--out", str(out),
                  "--no-progress", "--model", "scripted:oracle"]) == 2
-    assert "task_set" in capsys.readouterr().err
+    assert "task set guess-test[:2] now, guess-test[:3] there" in capsys.readouterr().err
     # So is another sampling temperature: it changes what the model says.
     assert main([*base, "--model", "scripted:oracle", "--temperature", "0.7"]) == 2
-    assert "sampling" in capsys.readouterr().err
+    assert "temperature 0.7 now, 0.0 there" in capsys.readouterr().err
     # Another concurrency is the same run, resumed.
     assert main([*base, "--model", "scripted:oracle", "--concurrency", "3"]) == 0
     assert (out / "episodes.jsonl").read_bytes() == before
