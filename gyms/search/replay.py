@@ -11,7 +11,9 @@ opened, evidence recall...). A record edited to success, one with an edited obse
 one written without searching disagrees with the env somewhere.
 
 Runs made with another ``top_k`` than the default (5) show other result lists, so they do
-not replay clean. Cost: the world and its index are made once per process (about a second
+not replay clean. An episode over a user's own corpus (``--protocol agentgym`` with
+``corpus=`` or ``retriever=``) names no world seed: the server has no such corpus, so it
+says so and scores the episode 0 rather than trusting the record. Cost: the world and its index are made once per process (about a second
 each); a replay is about a millisecond per search.
 """
 
@@ -21,7 +23,7 @@ from typing import ClassVar
 
 from colbench.gyms.search.env import DeepSearchEnv
 from colbench.records import EpisodeRecord
-from colbench.replay import EnvReplay, RunFacts
+from colbench.replay import EnvReplay, ReplayResult, RunFacts
 from colbench.tasks import Task, TaskSet
 
 
@@ -44,6 +46,13 @@ class DeepSearchReplay(EnvReplay):
 
     def __init__(self, sandbox: object = None) -> None:
         del sandbox  # no untrusted code runs in a DeepSearch replay
+
+    def check(self, task: Task, record: EpisodeRecord, run: RunFacts) -> ReplayResult:
+        if not isinstance(task.privileged.get("world_seed"), int):
+            return ReplayResult(self.failed_metrics(task, record), [
+                f"task {task.id}: asked over a user's own corpus (no world seed), which the "
+                "server cannot rebuild; not replayed"])
+        return super().check(task, record, run)
 
     def make_env(self, task: Task, record: EpisodeRecord, run: RunFacts) -> DeepSearchEnv:
         return DeepSearchEnv(tasks=TaskSet(f"replay-{task.id}", [task]), protocol=run.protocol)

@@ -177,3 +177,17 @@ def test_colbench_evaluate_plays_an_imported_qa_file_over_a_user_corpus(run_cli,
     summary = json.loads((out / "summary.json").read_text())
     assert summary["protocol"] == "agentgym" and summary["counts"]["ok"] == 3
     assert summary["metrics"]["success_rate"]["mean"] == 1.0
+
+
+def test_an_episode_over_a_users_corpus_is_not_trusted_by_the_replay() -> None:
+    env = DeepSearchEnv(protocol="agentgym", tasks=QA, corpus=CORPUS)
+    try:
+        task = env.tasks[0]
+        record = play(env, ["<answer>Ilse Marrow</answer>"], env_id="colbench/DeepSearch-v0",
+                      options={"task_id": task.id})
+    finally:
+        env.close()
+    assert record.metrics["success"] is True
+    run = RunFacts(env="colbench/DeepSearch-v0", split="user", protocol="agentgym")
+    result = DeepSearchReplay().check(task, record, run)
+    assert "user's own corpus" in result.problems[0] and result.metrics["success"] is False
