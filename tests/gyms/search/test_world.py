@@ -107,3 +107,21 @@ def test_a_world_of_ones_own_seed_hides_the_seed() -> None:
     assert len(tasks) == 500 and "424242" not in tasks.name
     assert all("424242" not in t.id for t in tasks)
     assert tasks[0].privileged["world_seed"] == 424242
+
+
+def test_another_process_with_another_hash_seed_generates_the_same_tasks_and_corpus() -> None:
+    import os
+    import subprocess
+    import sys
+
+    from colbench.gyms.search.index import corpus_hash
+
+    code = ("from colbench.gyms.search.tasks import load_search_tasks, world_of\n"
+            "from colbench.gyms.search.corpus import build_corpus\n"
+            "from colbench.gyms.search.index import corpus_hash\n"
+            "print(load_search_tasks('dev').hash, corpus_hash(build_corpus(world_of(1201))))")
+    env = dict(os.environ, PYTHONHASHSEED="12345")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120, check=True).stdout.split()
+    assert out == [load_search_tasks("dev").hash,
+                   corpus_hash(build_corpus(generate_world(1201)))]
