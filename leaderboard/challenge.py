@@ -11,8 +11,11 @@ honest one. A challenge split closes that door:
   point (``mint(seed, count, split=...)``: same families, same difficulty, none sharing hidden
   values with its public splits). The hidden tasks are stored in the database.
 * **The public part** (``GET /api/v1/challenges/NAME/tasks``, with a token): each task's
-  :func:`public_task`: its id, prompt and metadata; the privileged data is replaced by an
-  empty reference and no test calls, so the local env runs (and scores every answer 0 of 0).
+  :func:`public_task`: its id, prompt and signature, no other metadata; the privileged data
+  is replaced by an empty reference and no test calls, so the local env runs (and scores
+  every answer 0 of 0). Challenges are minted from ``colbench/Backend-v1`` by default
+  (:data:`DEFAULT_CHALLENGE_ENV`), from the program skeletons that neither public split
+  draws from.
 * **The simulated human runs on the server** (``POST /api/v1/challenges/NAME/reply``, with a
   token): the client's env asks it through :class:`~colbench.leaderboard.challenge_client.
   ChallengeSimulator` (``--simulator challenge:URL``). It is the suite's built-in simulator,
@@ -119,13 +122,19 @@ def derive_seed(secret: str, env: str, name: str) -> int:
     return int.from_bytes(digest[:8], "big")
 
 
+#: The only metadata a challenge task's public row keeps: what the prompt already shows.
+PUBLIC_METADATA = ("signature",)
+
+
 def public_task(task: Task) -> Task:
-    """What a submitter gets of a hidden task: id, suite, split, prompt and metadata. The
-    privileged data becomes an empty reference with no test calls, which the local env can
-    run without knowing anything."""
+    """What a submitter gets of a hidden task: id, suite, split, prompt and the signature.
+    Nothing the generator used (a family, the open details, a level, its name and version)
+    goes out: a solver that knows the package must not learn from it which template or
+    program shape is behind the task. The privileged data becomes an empty reference with no
+    test calls, which the local env can run without knowing anything."""
     return Task(id=task.id, suite=task.suite, split=task.split, prompt=task.prompt,
                 privileged={"ground_truth": "", "test_cases": []},
-                metadata=dict(task.metadata))
+                metadata={k: task.metadata[k] for k in PUBLIC_METADATA if k in task.metadata})
 
 
 def public_task_set(hidden: TaskSet) -> TaskSet:
@@ -158,8 +167,14 @@ def _unpack(name: str, blob: bytes) -> TaskSet:
     return TaskSet(name, [Task.model_validate_json(line) for line in lines if line.strip()])
 
 
+#: The env challenges are minted for unless the operator names another: Backend-v1, whose
+#: program space the package cannot enumerate (Backend-v0's tasks come from public
+#: templates, which a secret seed does not hide).
+DEFAULT_CHALLENGE_ENV = "colbench/Backend-v1"
+
+
 def mint_challenge(db: Database, settings: LeaderboardSettings, name: str, count: int, *,
-                   env: str = "colbench/Backend-v0") -> ChallengeInfo:
+                   env: str = DEFAULT_CHALLENGE_ENV) -> ChallengeInfo:
     """Mint and store the challenge ``name`` of ``count`` tasks (see the module docstring)."""
     if not isinstance(name, str) or not _NAME.match(name):
         raise ConfigError(f"challenge name {name!r}: use 1-40 lowercase letters, digits and "

@@ -26,6 +26,7 @@ from colbench.simulators import make_simulator
 from .conftest import BACKEND, Board, make_board, post, serve_in_thread
 
 SECRET = "a-server-secret-nobody-else-knows"
+V1 = "colbench/Backend-v1"
 COUNT = 4
 
 
@@ -33,7 +34,7 @@ COUNT = 4
 def challenge_board(db_url: str):
     board = make_board(db_url, challenge_secret=SECRET)
     live = serve_in_thread(board.app)
-    info = mint_challenge(board.state.db, board.state.settings, "winter", COUNT)
+    info = mint_challenge(board.state.db, board.state.settings, "winter", COUNT, env=BACKEND)
     try:
         yield board, live.url, info
     finally:
@@ -46,8 +47,8 @@ def _url(server: str, info: ChallengeInfo) -> str:
     return f"{server}/api/v1/challenges/{info.name}"
 
 
-def _run(out: Path, model: str, tasks: Path, url: str) -> Path:
-    evaluate(EvalConfig(env=BACKEND, model=model, out=out, tasks=str(tasks), concurrency=2,
+def _run(out: Path, model: str, tasks: Path, url: str, env: str = BACKEND) -> Path:
+    evaluate(EvalConfig(env=env, model=model, out=out, tasks=str(tasks), concurrency=2,
                         progress=False, env_kwargs={"simulator": f"challenge:{url}"}))
     return out
 
@@ -59,7 +60,7 @@ def test_a_challenge_is_run_through_the_public_api_and_scored_on_the_server(
     monkeypatch.setenv("COLBENCH_LEADERBOARD_TOKEN", board.token)
     hidden = hidden_tasks(board.state.db, info.name)
 
-    # The public part: prompts and metadata; nothing hidden in anything the API sends.
+    # The public part: prompts and signatures; nothing hidden in anything the API sends.
     listing = httpx.get(f"{server}/api/v1/challenges").json()["challenges"]
     assert [(c["name"], c["tasks"], c["url"]) for c in listing] == [("winter", COUNT, url)]
     raw = httpx.get(f"{url}/tasks", headers={"Authorization": f"Bearer {board.token}"}).text
@@ -70,26 +71,35 @@ def test_a_challenge_is_run_through_the_public_api_and_scored_on_the_server(
     public = [json.loads(line) for line in tasks_file.read_text().splitlines()]
     assert [t["prompt"] for t in public] == [t.prompt for t in hidden]
     assert all(t["privileged"] == {"ground_truth": "", "test_cases": []} for t in public)
+    # Sealed: no family, no open details, nothing else the generator used.
+    assert [t["metadata"] for t in public] == [
+        {"signature": t.metadata["signature"]} for t in hidden]
 
     # The oracle has no hidden data to read: it fails every task.
     oracle = _run(tmp_path / "oracle", "scripted:oracle", tasks_file, url)
     oracle_id = post(board, oracle).get_json()["id"]
-    # An honest agent asks the server's simulated human and answers from its replies.
-    asker = _run(tmp_path / "asker", "scripted:asker", tasks_file, url)
+    # An agent asks the server's simulated human and answers from its replies.
+    asker = _run(tmp_path / "asker", "scripted:ask-then-answer", tasks_file, url)
     assert all(r["turns"][0]["next_observation"] for r in
                map(json.loads, (asker / "episodes.jsonl").read_text().splitlines()))
+    # The generator's own check agent finds no family in the sealed rows to render.
+    templates = _run(tmp_path / "templates", "scripted:generator-check", tasks_file, url)
+    templates_id = post(board, templates).get_json()["id"]
     asker_id = post(board, asker).get_json()["id"]
     board.verify_all()
 
     oracle_result, asker_result = board.get(oracle_id), board.get(asker_id)
+    templates_result = board.get(templates_id)
     assert oracle_result["status"] == "verified", oracle_result["errors"]
     assert oracle_result["metrics"]["success_rate"]["mean"] == 0.0
     assert asker_result["status"] == "verified", asker_result["errors"]
-    assert asker_result["metrics"]["success_rate"]["mean"] > 0.0
-    for result in (oracle_result, asker_result):
+    assert templates_result["status"] == "verified", templates_result["errors"]
+    assert templates_result["metrics"]["success_rate"]["mean"] == 0.0
+    for result in (oracle_result, asker_result, templates_result):
         assert result["challenge"] == "winter" and result["split"] == "challenge:winter"
     # Listed on the challenge's own board, apart from the public test split's.
-    assert {e["id"] for e in board.entries(split="challenge:winter")} == {oracle_id, asker_id}
+    assert {e["id"] for e in board.entries(split="challenge:winter")} == {
+        oracle_id, asker_id, templates_id}
     assert board.entries(split="test") == []
     boards = board.client.get("/api/v1/boards").get_json()["boards"]
     assert [(b["split"], b["challenge"]) for b in boards] == [("challenge:winter", "winter")]
@@ -102,7 +112,7 @@ def test_an_edited_reply_or_score_in_a_challenge_run_is_caught(
     monkeypatch.setenv("COLBENCH_LEADERBOARD_TOKEN", board.token)
     tasks_file = tmp_path / "winter.jsonl"
     fetch_challenge(url, tasks_file)
-    run = _run(tmp_path / "asker", "scripted:asker", tasks_file, url)
+    run = _run(tmp_path / "asker", "scripted:ask-then-answer", tasks_file, url)
     records = [json.loads(line) for line in (run / "episodes.jsonl").read_text().splitlines()]
     records[0]["turns"][0]["next_observation"] = "The threshold is 12."
     if len(records[0]["turns"]) > 1:
@@ -165,6 +175,51 @@ def test_public_seeds_do_not_reproduce_the_challenge(challenge_board) -> None:
     assert derive_seed(SECRET, BACKEND, "winter") not in SPLIT_SEEDS.values()
 
 
+def test_a_backend_v1_challenge_is_minted_sealed_and_answered_part_by_part(
+        db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from colbench.gyms.backend.programs.generator import BUCKETS, program_of
+    from colbench.gyms.backend.programs.program import skeleton_bucket
+    from colbench.gyms.backend.programs.simulator import OFF_TOPIC
+
+    board = make_board(db_url, challenge_secret=SECRET)
+    live = serve_in_thread(board.app)
+    try:
+        # Minted from Backend-v1 by default, from the skeletons kept for challenges.
+        info = mint_challenge(board.state.db, board.state.settings, "spring", 3)
+        assert info.env == V1
+        hidden = hidden_tasks(board.state.db, info.name)
+        assert all(skeleton_bucket(program_of(t).skeleton()) in BUCKETS["challenge"]
+                   for t in hidden)
+        url = _url(live.url, info)
+        monkeypatch.setenv("COLBENCH_LEADERBOARD_TOKEN", board.token)
+        tasks_file = tmp_path / "spring.jsonl"
+        fetch_challenge(url, tasks_file)
+        public = [json.loads(line) for line in tasks_file.read_text().splitlines()]
+        assert [t["metadata"] for t in public] == [
+            {"signature": t.metadata["signature"]} for t in hidden]
+        raw = tasks_file.read_text()
+        for task in hidden:
+            for part in task.privileged["parts"]:
+                assert part["statement"] not in raw
+        # The server answers with Backend-v1's person: small talk gets no fact, a part's
+        # question gets that part.
+        simulator = ChallengeSimulator(url, token=board.token)
+        assert simulator.reply(hidden[0], [], "Hi! How is your day going?") == OFF_TOPIC
+        part = next(p for p in hidden[0].privileged["parts"] if p["values"])
+        assert simulator.reply(hidden[0], [], part["question"]) == part["statement"]
+        simulator.close()
+        run = _run(tmp_path / "asker", "scripted:ask-then-answer", tasks_file, url, env=V1)
+        submission_id = post(board, run).get_json()["id"]
+        board.verify_all()
+        result = board.get(submission_id)
+        assert result["status"] == "verified", result["errors"]
+        assert result["split"] == "challenge:spring"
+    finally:
+        live.stop()
+        board.state.worker.stop()
+        board.state.db.dispose()
+
+
 def test_minting_names_what_is_wrong(board: Board, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("COLBENCH_CHALLENGE_SECRET", raising=False)
     settings = board.state.settings
@@ -175,9 +230,9 @@ def test_minting_names_what_is_wrong(board: Board, monkeypatch: pytest.MonkeyPat
         mint_challenge(board.state.db, settings, "Bad Name", 2)
     with pytest.raises(ConfigError, match="no suite can mint challenge tasks for"):
         mint_challenge(board.state.db, settings, "spring", 2, env="colbench/TextCraft-v0")
-    mint_challenge(board.state.db, settings, "spring", 2)
+    mint_challenge(board.state.db, settings, "spring", 2, env=BACKEND)
     with pytest.raises(ConfigError, match="exists already"):
-        mint_challenge(board.state.db, settings, "spring", 2)
+        mint_challenge(board.state.db, settings, "spring", 2, env=BACKEND)
 
 
 def test_the_remote_simulator_is_chosen_by_its_registered_name(
