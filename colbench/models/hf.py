@@ -13,6 +13,12 @@ Options (``hf:./ckpt?adapter=./lora&dtype=bfloat16&batch_size=16``):
 - ``batch_size`` (8): conversations per forward batch.
 - ``batch_wait`` (0.005): seconds the batcher waits for more requests to join an idle batch.
 - ``trust_remote_code`` (false): let transformers run code shipped with the checkpoint.
+- ``tools`` (false): tool calling (``colbench.tools``). Each episode's prompts render the
+  env's action tools through the chat template's tool support (``apply_chat_template(...,
+  tools=...)``); where the tokenizer can read tool calls back (a ``response_template`` or
+  ``response_schema``, e.g. set by TRL's ``add_response_schema`` for the templates it knows),
+  a reply's first call becomes the message it stands for and the record keeps the call; a
+  reply the tokenizer finds no call in is the message, as without tools.
 - the sampling keys of :mod:`colbench.models.options`.
 
 Generation: prompts are rendered with the tokenizer's chat template
@@ -49,7 +55,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from colbench.errors import ConfigError, MissingExtraError
-from colbench.models.base import BaseChatModel, Completion, Conversation, SamplingParams
+from colbench.models.base import (
+    BaseChatModel,
+    Completion,
+    Conversation,
+    EpisodeContext,
+    SamplingParams,
+)
 from colbench.models.hf_spec import DTYPES, KIND, locate_weights
 from colbench.models.options import (
     apply_sampling,
@@ -61,7 +73,8 @@ from colbench.models.options import (
 )
 from colbench.models.spec import split_options
 
-_OPTION_KEYS = ("adapter", "dtype", "device", "batch_size", "batch_wait", "trust_remote_code")
+_OPTION_KEYS = ("adapter", "dtype", "device", "batch_size", "batch_wait", "trust_remote_code",
+                "tools")
 
 #: Used when the tokenizer has no chat template of its own (base models, bare tokenizers).
 FALLBACK_CHAT_TEMPLATE = (
@@ -293,7 +306,7 @@ class HFChatModel(BatchedChatModel):
 
     def __init__(self, model: Any, tokenizer: Any, *, name: str = "hf:model",
                  batch_size: int = 8, batch_wait: float = 0.005,
-                 sampling: dict[str, Any] | None = None) -> None:
+                 sampling: dict[str, Any] | None = None, tools: bool = False) -> None:
         torch, _ = _import_torch_transformers()
         self._torch = torch
         self.model = model
@@ -301,6 +314,7 @@ class HFChatModel(BatchedChatModel):
         self.name = name
         self.batch_size = max(1, batch_size)
         self.sampling = dict(sampling or {})
+        self.tools = tools
         self.device = next(model.parameters()).device
         self.eos_ids = self._eos_ids()
         if tokenizer.pad_token_id is not None:
@@ -329,12 +343,28 @@ class HFChatModel(BatchedChatModel):
             self._torch.cuda.empty_cache()
 
     def render(self, conversation: Conversation) -> str:
-        """The prompt text for one conversation (chat template plus the assistant cue)."""
+        """The prompt text for one conversation (chat template plus the assistant cue), with
+        the tools of a tools-mode episode's chat (:class:`ToolPrompt`)."""
         template = None if getattr(self.tokenizer, "chat_template", None) else (
             FALLBACK_CHAT_TEMPLATE)
+        tools = getattr(conversation, "tools", None)
         return self.tokenizer.apply_chat_template(
             [dict(m) for m in conversation], add_generation_prompt=True, tokenize=False,
-            chat_template=template)
+            chat_template=template, **({"tools": tools} if tools else {}))
+
+    def reads_tool_calls(self) -> bool:
+        """Whether the tokenizer can read tool calls out of a reply (``parse_response``)."""
+        return bool(getattr(self.tokenizer, "response_template", None)
+                    or getattr(self.tokenizer, "response_schema", None))
+
+    def bind_episode(self, env: Any, context: EpisodeContext) -> BaseChatModel:
+        """Without ``tools``, this model; with it, a :class:`HFToolEpisode` on ``env``'s
+        action tools."""
+        if not self.tools:
+            return self
+        from colbench.tools import env_action_tools
+
+        return HFToolEpisode(self, env_action_tools(env))
 
     # -- generation (worker thread only) ----------------------------------------------------
     def _run_batch(self, conversations: list[Conversation],
@@ -437,6 +467,73 @@ class HFChatModel(BatchedChatModel):
         return completion
 
 
+class ToolPrompt(list):  # type: ignore[type-arg]
+    """A chat that carries the tool schemas its prompt renders (``tools``), through the
+    batcher, which hands conversations on as they are."""
+
+    def __init__(self, messages: Sequence[dict[str, Any]],
+                 tools: list[dict[str, Any]] | None) -> None:
+        super().__init__(messages)
+        self.tools = tools
+
+
+class HFToolEpisode(BaseChatModel):
+    """One episode of an :class:`HFChatModel` in tools mode (``?tools=1``): prompts render
+    the env's tools, and a reply's tool call, read by the tokenizer's ``parse_response``,
+    becomes the message it stands for (:class:`colbench.tools.ToolChat`).
+
+    Parameters
+    ----------
+    model:
+        The loaded model.
+    tools:
+        The env's action tools.
+    """
+
+    def __init__(self, model: HFChatModel, tools: Sequence[Any]) -> None:
+        from colbench.tools import ToolChat
+
+        self.model = model
+        self.name = model.name
+        self.chat = ToolChat(tools)
+
+    async def respond(self, conversation: Conversation, params: SamplingParams | None,
+                      context: EpisodeContext) -> Completion:
+        prompt = ToolPrompt(self.chat.messages(conversation), self.chat.schemas)
+        (completion,) = await self.model.agenerate([prompt], params)
+        calls = self.tool_calls(completion.text, context.turn, self.model.render(prompt))
+        if calls:
+            completion.extra["tool_calls"] = calls
+        return self.chat.take(completion, context.turn)
+
+    def tool_calls(self, text: str, turn: int, prompt: str) -> list[dict[str, Any]]:
+        """The tool calls in a reply to ``prompt`` (the rendered prompt, which the parser
+        reads what the template pre-wrote of the reply from), in the OpenAI shape (ids
+        ``call_TURN_N``); none when the tokenizer cannot read calls or the reply holds none."""
+        import json
+
+        if not self.chat.schemas or not self.model.reads_tool_calls():
+            return []
+        try:
+            parsed = self.model.tokenizer.parse_response(text, prefix=prompt)
+        except Exception:  # a reply the tokenizer's parser cannot read is a plain message
+            return []
+        calls = parsed.get("tool_calls") if isinstance(parsed, dict) else None
+        out = []
+        for index, call in enumerate(calls or []):
+            function = call.get("function", call) if isinstance(call, dict) else {}
+            arguments = function.get("arguments", {})
+            out.append({"id": f"call_{turn}_{index}", "type": "function",
+                        "function": {"name": str(function.get("name")),
+                                     "arguments": arguments if isinstance(arguments, str)
+                                     else json.dumps(arguments, ensure_ascii=False)}})
+        return out
+
+    async def agenerate(self, conversations: Sequence[Conversation],
+                        params: SamplingParams | None = None) -> list[Completion]:
+        return await self.model.agenerate(conversations, params)
+
+
 class _StopStrings:
     """Stops a row once the text generated so far holds a stop string.
 
@@ -481,4 +578,5 @@ def build(rest: str, **_: Any) -> HFChatModel:
         target, adapter=adapter, dtype=options.get("dtype", "auto"),
         device=options.get("device", "auto"), trust_remote_code=trust)
     return HFChatModel(model, tokenizer, name=f"{KIND}:{rest}", batch_size=batch_size,
-                       batch_wait=batch_wait, sampling=sampling)
+                       batch_wait=batch_wait, sampling=sampling,
+                       tools=as_bool(KIND, "tools", options.get("tools", "false")))
