@@ -15,10 +15,11 @@ Three tables, each from one run of the real generator, simulators, env and sandb
    from the generator's public code (the train split's space), picks the one whose signature
    and request match the chat's best, asks that program's questions, reads the values out of
    the replies and renders that program. Target: no more than the best blind baseline plus
-   5 points. The oracle is the ceiling.
+   5 points. The oracle is the ceiling. The same again on a challenge split minted from v1
+   (``--challenge-seed`` stands for a server's secret), whose skeletons no public split has.
 
 Usage: ``python benchmarks/bench_backend_v1.py [--n 1000] [--leak-n 1000] [--play-n 300]
-[--index 3000]``. Table 3 scores every answer in the code sandbox.
+[--index 3000] [--challenge-n 100]``. Table 3 scores every answer in the code sandbox.
 """
 
 from __future__ import annotations
@@ -39,9 +40,10 @@ from colbench.gyms.backend.programs.generator import BUCKETS, TaskValidationErro
 from colbench.gyms.backend.programs.parts import KINDS, read_values, sizes_of
 from colbench.gyms.backend.programs.program import Program, program_shape, skeleton_bucket
 from colbench.gyms.backend.programs.simulator import PartSimulator, reply_reveals
+from colbench.gyms.backend.programs.tasks import mint_tasks
 from colbench.gyms.backend.scripted import ANSWER_PREFIX, agent_turns, blind_code, signature_in
 from colbench.gyms.backend.simulator import BuiltinCodeSimulator
-from colbench.tasks import Task
+from colbench.tasks import Task, TaskSet
 
 V0 = "colbench/Backend-v0"
 V1 = "colbench/Backend-v1"
@@ -213,6 +215,18 @@ def play_table(env: Any, tasks: Sequence[Task], index: TemplateIndex
     return out
 
 
+def print_table(table: dict[str, tuple[float, float]], what: str, start: float) -> None:
+    """The agents' rows, and the matcher's margin over the best blind baseline."""
+    print(f"   {'agent':<26} {'success %':>9} {'score %':>8}   ({what})")
+    for label, (success, score) in table.items():
+        print(f"   {label:<26} {success:>9.1f} {score:>8.1f}")
+    blind = [v for k, v in table.items() if "(blind)" in k]
+    matcher = table["template matcher"]
+    print(f"   matcher minus best blind: success {matcher[0] - max(b[0] for b in blind):+.1f} "
+          f"points, score {matcher[1] - max(b[1] for b in blind):+.1f} points "
+          f"({time.perf_counter() - start:.0f} s)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1000, help="test tasks for the shape count")
@@ -221,8 +235,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="test tasks for the matcher and the baselines")
     parser.add_argument("--index", type=int, default=3000,
                         help="programs in the matcher's index")
+    parser.add_argument("--challenge-n", type=int, default=100,
+                        help="tasks of a challenge split minted from v1 for the matcher")
+    parser.add_argument("--challenge-seed", type=int, default=913_271,
+                        help="the seed the challenge split is minted from (a server's secret)")
     args = parser.parse_args(argv)
-    for flag in ("n", "leak_n", "play_n", "index"):
+    for flag in ("n", "leak_n", "play_n", "index", "challenge_n"):
         if getattr(args, flag) < 1:
             parser.error(f"--{flag.replace('_', '-')} must be at least 1")
 
@@ -251,16 +269,16 @@ def main(argv: Sequence[str] | None = None) -> int:
           "baselines")
     start = time.perf_counter()
     index = TemplateIndex(args.index)
-    table = play_table(envs[V1], tasks[V1][: args.play_n], index)
-    print(f"   {'agent':<26} {'success %':>9} {'score %':>8}   ({args.play_n} test tasks, "
-          f"index of {args.index} programs)")
-    for label, (success, score) in table.items():
-        print(f"   {label:<26} {success:>9.1f} {score:>8.1f}")
-    best_blind = max(v for k, v in table.items() if "(blind)" in k)
-    matcher = table["template matcher"]
-    print(f"   matcher minus best blind: success {matcher[0] - best_blind[0]:+.1f} points, "
-          f"score {matcher[1] - max(v[1] for k, v in table.items() if '(blind)' in k):+.1f} "
-          f"points ({time.perf_counter() - start:.0f} s)")
+    print_table(play_table(envs[V1], tasks[V1][: args.play_n], index),
+                f"{args.play_n} test tasks, index of {args.index} programs", start)
+    start = time.perf_counter()
+    minted = mint_tasks(args.challenge_seed, args.challenge_n, split="challenge-bench")
+    challenge_env = colbench.make(V1, tasks=TaskSet(minted.name, list(minted)))
+    try:
+        print_table(play_table(challenge_env, list(minted), index),
+                    f"{args.challenge_n} tasks of a challenge split minted from v1", start)
+    finally:
+        challenge_env.close()
     for env in envs.values():
         env.close()
     return 0

@@ -16,14 +16,16 @@ def bench():
 
 
 def test_the_script_prints_shapes_leaks_and_the_matcher_table(bench, capsys):
-    assert bench.main(["--n", "30", "--leak-n", "20", "--play-n", "4", "--index", "150"]) == 0
+    assert bench.main(["--n", "30", "--leak-n", "20", "--play-n", "4", "--index", "150",
+                       "--challenge-n", "3"]) == 0
     out = capsys.readouterr().out
     assert "1. distinct program shapes" in out and "2. off-topic leak rate" in out
     for label in ("no-ask (blind)", "ask-then-answer (blind)", "template matcher",
                   "oracle (ceiling)"):
         assert label in out
-    oracle = next(line for line in out.splitlines() if "oracle (ceiling)" in line).split()
-    assert oracle[-2:] == ["100.0", "100.0"]
+    oracles = [line.split() for line in out.splitlines() if "oracle (ceiling)" in line]
+    assert [o[-2:] for o in oracles] == [["100.0", "100.0"]] * 2  # test split, challenge split
+    assert out.count("matcher minus best blind") == 2
     with pytest.raises(SystemExit):
         bench.main(["--play-n", "0"])
 
