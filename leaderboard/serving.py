@@ -1,7 +1,7 @@
 """``colbench leaderboard serve`` under a production WSGI server: waitress.
 
 Why waitress rather than gunicorn: the leaderboard's web process is light (boards are cached
-in memory and checked against the database on each read, uploads are parsed and stored) and
+in memory and checked against the database on each read, uploads are stored unread) and
 its heavy work, verification, already runs in child processes of multiprocessing's fork
 server. What the serving process must offer is one process that owns the verification
 worker's threads and starts that fork server once; waitress is one process with a pool of

@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sqlalchemy import create_engine, text
+import pytest
+from sqlalchemy import create_engine, text, update
+from sqlalchemy.exc import IntegrityError
 
-from colbench.leaderboard._db import normalise_url
+from colbench.leaderboard._db import Submission, normalise_url
 from colbench.leaderboard.migrations import upgrade
 from colbench.leaderboard.tokens import create_token
 from colbench.leaderboard.upload import UploadLimits, compress, parse_run
@@ -141,3 +143,16 @@ def test_migrating_gives_stored_rows_the_new_fingerprint(db_url: str, runs,
     assert got["s3"] == (oracle, "s1")    # another token's copy keeps its digest
     assert got["s4"] == (_digest(runs["no_ask"]), None)
     assert attempts == 4
+
+
+def test_two_copies_read_at_once_cannot_both_keep_the_fingerprint(board: Board, runs,
+                                                                   tmp_path: Path) -> None:
+    """Two workers that read a token's two copies at the same moment both find no earlier
+    copy; the database's unique (token, fingerprint) index lets only one of them record it
+    (the other's worker then finds the first and rejects its copy)."""
+    first = submit_and_verify(board, runs["no_ask"])
+    second = post(board, _relabelled(runs["no_ask"], tmp_path / "copy")).get_json()["id"]
+    with pytest.raises(IntegrityError), board.state.db.write() as session:
+        session.execute(update(Submission).where(Submission.id == second)
+                        .values(content_digest=_digest(runs["no_ask"])))
+    assert board.get(first["id"])["status"] == "verified"
