@@ -23,7 +23,8 @@ from typing import Any
 
 from colbench.errors import ConfigError
 
-__all__ = ["ActionTool", "ToolChat", "env_action_tools", "message_for_call", "openai_tools"]
+__all__ = ["ActionTool", "ToolChat", "ToolEpisode", "env_action_tools", "message_for_call",
+           "openai_tools"]
 
 #: JSON Schema types an argument may have, and the Python values they admit.
 _TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,),
@@ -202,3 +203,25 @@ class ToolChat:
         completion.text = message_for_call(self.tools, str(function.get("name")),
                                            function.get("arguments") or "{}")
         return completion
+
+
+class ToolEpisode:
+    """Base of an adapter's tools-mode episode (what ``bind_episode`` returns): the adapter
+    (``model``) and the episode's :class:`ToolChat` (``chat``); a subclass implements
+    ``respond``. Calls outside an episode go to the adapter.
+
+    Parameters
+    ----------
+    model:
+        The adapter (a ``BaseChatModel``).
+    tools:
+        The env's action tools.
+    """
+
+    def __init__(self, model: Any, tools: Sequence[ActionTool]) -> None:
+        self.model = model
+        self.name = model.name
+        self.chat = ToolChat(tools)
+
+    async def agenerate(self, conversations: Any, params: Any = None) -> Any:
+        return await self.model.agenerate(conversations, params)

@@ -72,6 +72,7 @@ from colbench.models.options import (
     reject_unknown,
 )
 from colbench.models.spec import split_options
+from colbench.tools import ToolEpisode
 
 _OPTION_KEYS = ("adapter", "dtype", "device", "batch_size", "batch_wait", "trust_remote_code",
                 "tools")
@@ -477,7 +478,7 @@ class ToolPrompt(list):  # type: ignore[type-arg]
         self.tools = tools
 
 
-class HFToolEpisode(BaseChatModel):
+class HFToolEpisode(ToolEpisode, BaseChatModel):
     """One episode of an :class:`HFChatModel` in tools mode (``?tools=1``): prompts render
     the env's tools, and a reply's tool call, read by the tokenizer's ``parse_response``,
     becomes the message it stands for (:class:`colbench.tools.ToolChat`).
@@ -489,13 +490,6 @@ class HFToolEpisode(BaseChatModel):
     tools:
         The env's action tools.
     """
-
-    def __init__(self, model: HFChatModel, tools: Sequence[Any]) -> None:
-        from colbench.tools import ToolChat
-
-        self.model = model
-        self.name = model.name
-        self.chat = ToolChat(tools)
 
     async def respond(self, conversation: Conversation, params: SamplingParams | None,
                       context: EpisodeContext) -> Completion:
@@ -529,9 +523,6 @@ class HFToolEpisode(BaseChatModel):
                                      else json.dumps(arguments, ensure_ascii=False)}})
         return out
 
-    async def agenerate(self, conversations: Sequence[Conversation],
-                        params: SamplingParams | None = None) -> list[Completion]:
-        return await self.model.agenerate(conversations, params)
 
 
 class _StopStrings:

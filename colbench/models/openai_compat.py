@@ -70,6 +70,7 @@ from colbench.models.options import (
     reject_unknown,
 )
 from colbench.models.spec import split_options
+from colbench.tools import ToolEpisode
 
 KIND = "openai"
 _OPTION_KEYS = ("concurrency", "timeout", "max_retries", "backoff", "max_backoff",
@@ -472,7 +473,7 @@ class OpenAICompatModel(BaseChatModel):
         return future.result()
 
 
-class ToolCallingEpisode(BaseChatModel):
+class ToolCallingEpisode(ToolEpisode, BaseChatModel):
     """One episode of an :class:`OpenAICompatModel` in tools mode (``?tools=1``): each
     request carries the env's tools, and a reply's tool call becomes the message it stands
     for (:class:`colbench.tools.ToolChat`). A reply without a tool call is the message, as
@@ -486,13 +487,6 @@ class ToolCallingEpisode(BaseChatModel):
         The env's action tools (none: plain requests).
     """
 
-    def __init__(self, model: OpenAICompatModel, tools: Sequence[Any]) -> None:
-        from colbench.tools import ToolChat
-
-        self.model = model
-        self.name = model.name
-        self.chat = ToolChat(tools)
-
     async def respond(self, conversation: Conversation, params: SamplingParams | None,
                       context: EpisodeContext) -> Completion:
         model = self.model
@@ -500,10 +494,6 @@ class ToolCallingEpisode(BaseChatModel):
                                            apply_sampling(params, model.sampling),
                                            self.chat.schemas)
         return self.chat.take(completion, context.turn)
-
-    async def agenerate(self, conversations: Sequence[Conversation],
-                        params: SamplingParams | None = None) -> list[Completion]:
-        return await self.model.agenerate(conversations, params)
 
 
 def build(rest: str, **_: Any) -> OpenAICompatModel:
