@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from colbench.baselines import ScriptedAgents
-from colbench.env import ScriptedAgent
 from colbench.gyms.backend.programs.parts import KINDS, read_values, sizes_of
 from colbench.gyms.backend.programs.program import Program
 from colbench.gyms.backend.scripted import (
     ANSWER_PREFIX,
     AskThenAnswerAgent,
+    GeneratorCheckAgent,
     Message,
     NoAskAgent,
     OracleAgent,
@@ -28,14 +28,10 @@ from colbench.gyms.backend.scripted import (
 )
 
 
-class PartCheckAgent(ScriptedAgent):
+class PartCheckAgent(GeneratorCheckAgent):
     """Not a baseline: checks that the simulated human answers each part's question with
-    that part's values (see the module docstring)."""
-
-    def _max_questions(self) -> int:
-        env = self.env.unwrapped
-        turns = getattr(env, "_episode_max_turns", None) or getattr(env, "max_turns", 10) or 10
-        return max(int(turns) - 1, 0)
+    that part's values (see the module docstring). Its question budget is v0's check
+    agent's (every turn but the answer)."""
 
     def act(self, messages: Sequence[Message]) -> str:
         task = self.env.unwrapped.task
