@@ -154,6 +154,11 @@ def make(env_id: str, **kwargs: Any) -> gym.Env:
         gym.register(id=env_id, entry_point=entry_point,
                      kwargs=dict(_registered_kwargs.get(env_id, {})), disable_env_checker=True)
     try:
-        return gym.make(env_id, **kwargs)
+        with warnings.catch_warnings():
+            # Gymnasium calls every id but a name's newest version "out of date"; colbench
+            # keeps older versions on purpose (Backend-v0 beside v1), so runs keep their
+            # meaning: which to use is the user's choice, not a deprecation.
+            warnings.filterwarnings("ignore", message=r".*is out of date", category=DeprecationWarning)
+            return gym.make(env_id, **kwargs)
     except TypeError as exc:
         raise ConfigError(f"bad options for {env_id}: {exc}") from exc
