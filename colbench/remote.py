@@ -171,7 +171,7 @@ class RemoteEnv(gym.Env[str, str]):
         self._closed = True
         try:
             if self.episode_id is not None:
-                self._request("DELETE", self._path(""), None, retry=False)
+                self._request("DELETE", self._path(""), None, retry=False, once=True)
         except (EnvironmentFailure, ConfigError):
             pass
 
@@ -211,12 +211,14 @@ class RemoteEnv(gym.Env[str, str]):
         self._seq += 1
         return self._request("POST", self._path("/" + route), {**body, "seq": self._seq})
 
-    def _request(self, method: str, path: str, body: Any, *, retry: bool = True) -> Any:
+    def _request(self, method: str, path: str, body: Any, *, retry: bool = True,
+                 once: bool = False) -> Any:
         """One call, retried on the network's failures; with ``retry`` False only when the
         connection could not be made (the server never saw the call)."""
         down = _down_since.get(self.url)
         recently_down = down is not None and time.monotonic() - down < DOWN_MEMORY_SECONDS
-        attempts = 1 if recently_down else 1 + self.retries
+        # A close is tried once: a server that is gone reaps its idle episodes itself.
+        attempts = 1 if recently_down or once else 1 + self.retries
         for attempt in range(attempts):
             try:
                 response = self._http.request(method, path, json=body)

@@ -130,3 +130,18 @@ def test_a_served_env_offers_its_action_tools(env_server) -> None:
             "Action: get 2 stick"
     finally:
         env.close()
+
+
+def test_closing_an_env_whose_server_went_away_does_not_wait(env_server, monkeypatch) -> None:
+    """A close is tried once: the runner closes every env at the end of a run, and a server
+    that went away reaps its idle episodes itself."""
+    import colbench.remote as remote
+
+    server = env_server()
+    env = RemoteEnv(server.url, helpers_env.ENV_ID, num_tasks=2)
+    server.stop()
+    remote._down_since.clear()
+    pauses: list[float] = []
+    monkeypatch.setattr(remote.time, "sleep", pauses.append)
+    env.close()
+    assert pauses == []
