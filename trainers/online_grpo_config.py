@@ -101,6 +101,15 @@ class OnlineGRPOConfig(PresetTrainerConfig):
     concurrency: int = setting("episodes in flight at once while rolling out", default=8)
     env_retries: int = setting("times an episode is replayed after an environment failure "
                                "before it is dropped", default=0)
+    executor: str = setting(
+        "where the episodes' envs run: local (this process) or an installed executor such as "
+        "ray (Ray actors); one executor serves every step, so its envs stay warm across "
+        "steps", default="local")
+    address: str | None = setting("with executor ray: the cluster to join (auto, "
+                                  "ray://host:10001; null: start a local one)", default=None)
+    executor_options: dict[str, Any] = setting(
+        "the executor's options (YAML mapping, e.g. {envs_per_actor: 4, actor_cpus: 0.5})",
+        default_factory=dict)
     # Generation.
     generation: str = setting("how rollouts are generated: hf (transformers generate), "
                               "vllm-colocate or vllm-server (TRL's vLLM modes; need vllm, a "
@@ -184,6 +193,14 @@ class OnlineGRPOConfig(PresetTrainerConfig):
         if self.num_generations < 2:
             raise ConfigError("num_generations must be at least 2: a group of one has no "
                               "baseline")
+        if not isinstance(self.executor_options, dict):
+            raise ConfigError("executor_options must be a mapping of the executor's options")
+        if self.executor == "local" and (self.address is not None or self.executor_options):
+            raise ConfigError("address and executor_options need another executor than local "
+                              "(e.g. executor: ray)")
+        if self.executor_options.get("model_replicas"):
+            raise ConfigError("online-grpo's policy is the model being trained, in this "
+                              "process: the executor cannot hold model_replicas of it")
         if self.env_retries < 0:
             raise ConfigError(f"env_retries cannot be negative, got {self.env_retries}")
         batch = self.per_device_train_batch_size * self.gradient_accumulation_steps
@@ -243,6 +260,13 @@ class OnlineGRPOConfig(PresetTrainerConfig):
         if getattr(self, name) not in choices:
             raise ConfigError(f"{name} must be one of {', '.join(choices)}, got "
                               f"{getattr(self, name)!r}")
+
+    def executor_arguments(self) -> dict[str, Any]:
+        """The options the executor is built with (``address`` included)."""
+        options = dict(self.executor_options)
+        if self.address is not None:
+            options["address"] = self.address
+        return options
 
     def weights(self) -> list[float]:
         """Each env's share of the draws (equal when no weights are set)."""

@@ -414,6 +414,9 @@ class RolloutSettings:
     max_new_tokens: int = 256
     off_policy_tokens: str = "train"
     seed: int = 0
+    #: Where the envs run (:mod:`colbench.runner.executor`), and the executor's options.
+    executor: str = "local"
+    executor_options: dict[str, Any] = field(default_factory=dict)
 
 
 class RolloutEngine:
@@ -436,6 +439,25 @@ class RolloutEngine:
         self.tag = ""
         filler = tokenizer.pad_token_id
         self.filler = filler if filler is not None else tokenizer.eos_token_id
+        self._executor: Any = None
+
+    @property
+    def executor(self) -> Any:
+        """The one executor every step's runner places its envs with, made on first use:
+        an executor that keeps envs warm between runs (``ray``: its actors and their envs)
+        keeps them across steps."""
+        if self._executor is None:
+            from colbench.runner.executor import resolve_executor
+
+            self._executor = resolve_executor(self.settings.executor,
+                                              self.settings.executor_options)
+        return self._executor
+
+    def close(self) -> None:
+        """Release the executor's envs and workers."""
+        if self._executor is not None:
+            self._executor.close()
+            self._executor = None
 
     def play(self, step: int, draws: Sequence[TaskDraw], policy: BaseChatModel,
              budget: int | None = None) -> list[Sample]:
@@ -480,7 +502,7 @@ class RolloutEngine:
             max_env_retries=settings.env_retries, max_consecutive_failures=0, resume=False,
             progress=False, max_turns=budget)  # the curriculum's budget: reset options
         recorder = RolloutRecorder()
-        runner = Runner(config, model=policy, hooks=[recorder])
+        runner = Runner(config, model=policy, hooks=[recorder], executor=self.executor)
         try:
             wanted = {draws[g].task_id for g in groups}
             by_id = {task.id: task for task in runner.tasks}

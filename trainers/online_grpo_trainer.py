@@ -254,7 +254,8 @@ class _OnlineRun:
             split=config.split, env_kwargs=dict(config.env_kwargs),
             concurrency=config.concurrency, env_retries=config.env_retries,
             temperature=config.temperature, max_new_tokens=config.max_new_tokens,
-            off_policy_tokens=config.off_policy_tokens, seed=config.seed)
+            off_policy_tokens=config.off_policy_tokens, seed=config.seed,
+            executor=config.executor, executor_options=config.executor_arguments())
         #: Anything with RolloutEngine's ``play`` can stand in (a remote runner).
         self.engine = RolloutEngine(settings, tokenizer, out / ROLLOUT_DIR,
                                     families=lambda env, task: families[env].get(task, env))
@@ -494,6 +495,9 @@ class _OnlineRun:
 
     def close(self) -> None:
         self.scheduler.close()
+        close_engine = getattr(self.engine, "close", None)  # a stand-in may have none
+        if close_engine is not None:
+            close_engine()
         for model in [*self._models.values(), *self.pool_models.values()]:
             model.close()
 
@@ -587,6 +591,11 @@ class OnlineGRPOTrainer(TrainerPlugin):
         for env in self.config.envs:
             try:
                 registry.envs.get(env)
+            except Exception as exc:
+                raise ConfigError(f"online-grpo: {exc}") from exc
+        if self.config.executor != "local":
+            try:
+                registry.executors.get(self.config.executor)
             except Exception as exc:
                 raise ConfigError(f"online-grpo: {exc}") from exc
         check_generation_backend(self.config.generation)

@@ -152,6 +152,8 @@ def test_curriculum_budgets_by_step():
     ({"std_estimator": "sample"}, "std_estimator must be one of"),
     ({"beta": -0.1}, "cannot be negative"),
     ({"preset": "agentrl2"}, "no preset 'agentrl2'.*agentgym-rl, agentrl"),
+    ({"address": "auto"}, "need another executor than local"),
+    ({"executor": "ray", "executor_options": {"model_replicas": 1}}, "model_replicas"),
     ({"envs": ["a", "b"], "env_weights": [1.0]}, "env_weights has 1 entries for 2 envs"),
     ({"envs": ["a"], "env_weights": [0.0]}, "positive sum"),
     ({"max_steps": -1}, "max_steps must be at least 1"),
