@@ -323,6 +323,9 @@ def submission(db: Database, submission_id: str) -> dict[str, Any] | None:
             "breakdown": _loads(row.breakdown_json, {}),
             "checks": _loads(row.checks_json, []),
             "duplicate_of": row.duplicate_of,
+            "duplicate_same_token": row.duplicate_of is not None and session.scalar(
+                select(Submission.token_id).where(Submission.id == row.duplicate_of))
+            == row.token_id,
         }
 
 

@@ -198,8 +198,11 @@ class VerificationWorker:
         replayed: the submission's columns are filled in from it; a run on a challenge's
         tasks gets the challenge's hidden tasks; a copy of results this token submitted
         before ends here, ``rejected`` as a duplicate of that one (its id in the reason and
-        in ``duplicate_of``); a copy of another token's results goes on, and
-        ``duplicate_of`` names the earliest entry with that content."""
+        in ``duplicate_of``), unless that one ended unverified or rejected: the copy is then
+        verified afresh (its summary may have been mended, the server's sandbox fixed) and
+        takes the fingerprint over, the old entry naming it in ``duplicate_of``; a copy of
+        another token's results goes on, and ``duplicate_of`` names the earliest entry with
+        that content."""
         try:
             info = challenge_for_run(self.db, facts.summary)
         except ChallengeError as exc:
@@ -217,24 +220,33 @@ class VerificationWorker:
                 earliest = session.scalar(
                     select(Submission.id)
                     .where(Submission.content_digest == facts.digest,
-                           Submission.id != submission_id)
+                           Submission.token_id != token_id)
                     .order_by(Submission.created_at, Submission.id).limit(1))
-            if own is not None:
+            superseded = None
+            if own is not None and own[1] in (UNVERIFIED, REJECTED):
+                superseded = own[0]
+            elif own is not None:
                 self._record(submission_id, facts, None, own[0], split=split)
                 return Admission(Verification(REJECTED, [duplicate_reason(own[0], own[1])]))
             try:
-                self._record(submission_id, facts, facts.digest, earliest, split=split)
+                self._record(submission_id, facts, facts.digest, earliest, split=split,
+                             superseded=superseded)
             except IntegrityError:
                 continue
             return Admission(challenge=challenge)
         raise RuntimeError("the duplicate check kept meeting a concurrent copy")
 
     def _record(self, submission_id: str, facts: UploadFacts, digest: str | None,
-                duplicate_of: str | None, *, split: str | None = None) -> None:
-        """Fill in what the upload says about itself (while this worker holds the claim)."""
+                duplicate_of: str | None, *, split: str | None = None,
+                superseded: str | None = None) -> None:
+        """Fill in what the upload says about itself (while this worker holds the claim);
+        ``superseded``: the token's earlier entry whose fingerprint this one takes over."""
         values = facts.columns(split)
         values.update(content_digest=digest, duplicate_of=duplicate_of)
         with self.db.write() as session:
+            if superseded is not None:
+                session.execute(update(Submission).where(Submission.id == superseded)
+                                .values(content_digest=None, duplicate_of=submission_id))
             session.execute(update(Submission)
                             .where(Submission.id == submission_id,
                                    Submission.claim_owner == self.owner,

@@ -20,6 +20,7 @@ from colbench.leaderboard.upload import UploadLimits, compress, parse_run
 from .conftest import (
     Board,
     copy_run,
+    inflated_run,
     post,
     read_records,
     rejected_later,
@@ -156,3 +157,20 @@ def test_two_copies_read_at_once_cannot_both_keep_the_fingerprint(board: Board, 
         session.execute(update(Submission).where(Submission.id == second)
                         .values(content_digest=_digest(runs["no_ask"])))
     assert board.get(first["id"])["status"] == "verified"
+
+
+def test_a_copy_of_an_unverified_entry_is_verified_afresh(board: Board, runs,
+                                                          tmp_path: Path) -> None:
+    """A token whose entry ended unverified (here: its summary claimed figures its records
+    do not have) may send the same episodes again with the summary mended: the new copy is
+    verified, not refused, and the old entry names it."""
+    inflated = submit_and_verify(board, inflated_run(runs["no_ask"], tmp_path / "inflated"))
+    assert inflated["status"] == "unverified"
+    mended = submit_and_verify(board, runs["no_ask"])
+    assert mended["status"] == "verified", mended["errors"]
+    assert mended["duplicate_of"] is None
+    assert board.get(inflated["id"])["duplicate_of"] == mended["id"]
+    page = board.client.get(f"/submissions/{inflated['id']}").get_data(as_text=True)
+    assert "This token submitted the same scored content again as" in page
+    again = rejected_later(board, post(board, runs["no_ask"]), mended["id"])
+    assert again["duplicate_of"] == mended["id"]
