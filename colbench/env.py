@@ -26,12 +26,13 @@ import gymnasium as gym
 from gymnasium import spaces
 
 from colbench.errors import ConfigError
+from colbench.protocols import DEFAULT_PROTOCOL, Protocol, choose
 from colbench.tasks import Task, TaskSet
 
 Message = dict[str, str]
 
-#: The protocol every env plays unless told otherwise: colbench's own tasks, texts and budgets.
-DEFAULT_PROTOCOL = "colbench"
+__all__ = ["DEFAULT_PROTOCOL", "AnyText", "Message", "Outcome", "ScriptedAgent", "TextEnv",
+           "episode_turn_budget"]
 
 
 class AnyText(spaces.Text):
@@ -129,11 +130,19 @@ class TextEnv(gym.Env[str, str], abc.ABC):
     step_timeout_s: ClassVar[float] = 600.0
     #: Scripted agents by name (``scripted:NAME``), each a ScriptedAgent subclass.
     scripted_agents: ClassVar[dict[str, Callable[[TextEnv], ScriptedAgent]]] = {}
-    #: The protocols this env plays (see :meth:`choose_protocol`); the first is its default,
-    #: colbench's own. A named one (``agentgym``) reproduces a seed's released env.
+    #: The protocols this env family plays, as objects (:mod:`colbench.protocols`), its
+    #: default first; a subclass that declares them gets :attr:`protocols` from their names.
+    protocol_specs: ClassVar[tuple[Protocol, ...]] = ()
+    #: The names of the protocols this env plays (see :meth:`choose_protocol`); the first is
+    #: its default, colbench's own. A named one (``agentgym``) reproduces a seed's released env.
     protocols: ClassVar[tuple[str, ...]] = (DEFAULT_PROTOCOL,)
     #: The protocol this instance plays; recorded in every result (:meth:`describe`).
     protocol: str = DEFAULT_PROTOCOL
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "protocol_specs" in cls.__dict__ and cls.protocol_specs:
+            cls.protocols = tuple(spec.name for spec in cls.protocol_specs)
 
     def __init__(self, tasks: TaskSet, *, max_turns: int | None = None,
                  render_mode: str | None = None) -> None:
@@ -196,7 +205,8 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         observation, extra = self._begin(task)
         self._transcript.append(("env", observation))
         info = {"task_id": task.id, "turn": 0, "max_turns": self._episode_max_turns,
-                "system_prompt": self.system_prompt(task), **extra}
+                "system_prompt": self.system_prompt(task),
+                "message_structure": self.protocol_spec.message_structure, **extra}
         return observation, info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -234,16 +244,29 @@ class TextEnv(gym.Env[str, str], abc.ABC):
             raise RuntimeError("no task: call reset() first")
         return dict(self.task.privileged)
 
+    @classmethod
+    def protocol_objects(cls) -> tuple[Protocol, ...]:
+        """This env family's protocols as objects: the declared ones, or (for an env that
+        names its protocols only) one plain :class:`~colbench.protocols.Protocol` per name."""
+        return cls.protocol_specs or tuple(Protocol(name) for name in cls.protocols)
+
+    @property
+    def protocol_spec(self) -> Protocol:
+        """The protocol object this instance plays (the env delegates its rules to it)."""
+        return choose(self.protocol_objects(), self.protocol, type(self).__name__)
+
     def choose_protocol(self, name: str | None) -> str:
         """Set and return the protocol this instance plays (``None``: the default). A name
         the env does not play is a ConfigError listing the ones it does, so that a run never
-        silently plays another protocol than the one asked for."""
-        chosen = self.protocols[0] if name is None else str(name)
-        if chosen not in self.protocols:
-            raise ConfigError(f"{type(self).__name__} has no protocol {chosen!r} "
-                              f"(it plays: {', '.join(self.protocols)})")
-        self.protocol = chosen
-        return chosen
+        silently plays another protocol than the one asked for.
+
+        Parameters
+        ----------
+        name:
+            The protocol's name, or None for the env's default.
+        """
+        self.protocol = choose(self.protocol_objects(), name, type(self).__name__).name
+        return self.protocol
 
     def scripted_agent(self, name: str) -> ScriptedAgent:
         factory = self.scripted_agents.get(name)
@@ -255,6 +278,10 @@ class TextEnv(gym.Env[str, str], abc.ABC):
 
     def describe(self) -> dict[str, Any]:
         """Facts about this env instance that results record (simulator, scorer...)."""
+        # The protocol's settings as this instance plays them: its budget is the effective one
+        # (a max_turns argument overrides the protocol's).
+        settings = {**self.protocol_spec.settings(), "max_turns": self.max_turns}
         return {"env_version": self.version, "task_set": self.tasks.name,
-                "task_set_hash": self.tasks.hash, "protocol": self.protocol}
+                "task_set_hash": self.tasks.hash, "protocol": self.protocol,
+                "protocol_settings": settings}
 

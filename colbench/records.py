@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from colbench.protocols import DEFAULT_PROTOCOL
+
 SCHEMA_VERSION = 1
 
 #: Whose failure ended an episode: the model's (scored 0 and counted) or the environment's
@@ -177,7 +179,12 @@ class Summary(BaseModel):
     #: The env's protocol (``colbench``, ``agentgym``...): results of different protocols
     #: are never ranked together. Summaries written before protocols existed read as
     #: ``colbench``, the only one there was.
-    protocol: str = "colbench"
+    protocol: str = DEFAULT_PROTOCOL
+    #: Every effective setting of the protocol as the run played it
+    #: (:meth:`colbench.protocols.Protocol.settings`: task source, turn budget, the sampling
+    #: used, message structure, scorer, simulator, notes such as "not the paper's task
+    #: set"); None in summaries written before it was recorded.
+    protocol_settings: dict[str, Any] | None = None
     seed: int | None = None
     created_at: str | None = None
     seconds: float | None = None

@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from colbench.protocols import DEFAULT_PROTOCOL
 from colbench.records import EpisodeRecord, Summary
 from colbench.tasks import Task, TaskSet
 
@@ -51,7 +52,7 @@ class RunFacts:
     scorer: str | None = None
     scorer_weights_hash: str | None = None
     #: The env's protocol: a replay plays the episode under the rules it was played by.
-    protocol: str = "colbench"
+    protocol: str = DEFAULT_PROTOCOL
 
     @classmethod
     def from_summary(cls, summary: Summary) -> RunFacts:

@@ -115,10 +115,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "'sweet-rl' the SWEET-RL harness (Backend, Frontend)")
     p.add_argument("--system-prompt", type=Path, metavar="FILE",
                    help="send this file's text as the system prompt in place of the env's")
-    p.add_argument("--temperature", type=float, default=0.0, metavar="T",
-                   help="sampling temperature (default: 0.0, greedy)")
-    p.add_argument("--max-tokens", type=int, default=1024, metavar="N",
-                   help="most tokens the model may write per turn (default: 1024)")
+    p.add_argument("--temperature", type=float, metavar="T",
+                   help="sampling temperature (default: the protocol's, e.g. 1.0 under "
+                        "sweet-rl and agentgym-rl; else 0.0, greedy)")
+    p.add_argument("--max-tokens", type=int, metavar="N",
+                   help="most tokens the model may write per turn (default: the "
+                        "protocol's, e.g. 512 for TextCraft under agentgym-rl; else 1024)")
     p.add_argument("--env-arg", action="append", metavar="KEY=VALUE",
                    help="extra env option (repeatable)")
     p.add_argument("--max-error-rate", type=float, default=DEFAULT_MAX_ERROR_RATE,
@@ -253,6 +255,11 @@ def isolation_announcer() -> Any:
             # An env served elsewhere (--env-url) wrote the record: print it safely.
             line = isolation_line(runner.isolation, runner.config.env)
             print(f"colbench evaluate: {safe_text(line)}", file=sys.stderr, flush=True)
+            # What the protocol says a result under it must know (e.g. that its tasks are
+            # not the paper's, and how to import them); summary.json keeps the same notes.
+            settings = runner.env_facts.get("protocol_settings") or {}
+            for note in settings.get("notes") or ():
+                print(f"colbench evaluate: {safe_text(note)}", file=sys.stderr, flush=True)
 
     return AnnounceIsolation()
 
@@ -260,6 +267,7 @@ def isolation_announcer() -> Any:
 def run(args: argparse.Namespace) -> int:
     import colbench  # noqa: F401  (registers env ids)
     from colbench.models.base import SamplingParams
+    from colbench.protocols import SAMPLING_FIELDS
     from colbench.rundir import RunDir
     from colbench.runner import EvalConfig, evaluate
     from colbench.runner.failures import RunStopped, error_rate_problems
@@ -279,7 +287,10 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"{flag_used(args, '--limit', '--num-tasks')} must be at least 1, "
                           f"got {args.num_tasks}")
     env_kwargs = env_kwargs_from_args(args)
-    sampling = SamplingParams(temperature=args.temperature, max_tokens=args.max_tokens)
+    # A flag left out leaves the setting to the env's protocol (the runner fills it in).
+    chosen = {name: getattr(args, name) for name in SAMPLING_FIELDS
+              if getattr(args, name) is not None}
+    sampling = SamplingParams(**chosen)
     system_prompt = read_system_prompt(getattr(args, "system_prompt", None))
     out = args.out or default_out_dir(args.env_id, args.model, args.split,
                                       run_settings_label(args, env_kwargs, sampling,
@@ -293,6 +304,7 @@ def run(args: argparse.Namespace) -> int:
         env=args.env_id, model=args.model, out=out, split=args.split, tasks=args.tasks,
         num_tasks=args.num_tasks, trials=args.trials, concurrency=args.concurrency,
         seed=args.seed, env_kwargs=env_kwargs, sampling=sampling,
+        sampling_from_protocol=tuple(name for name in SAMPLING_FIELDS if name not in chosen),
         max_consecutive_failures=args.max_consecutive_failures,
         max_answer_chars=args.max_answer_chars, max_record_chars=args.max_record_chars,
         step_timeout_s=args.step_timeout_s, progress=not args.no_progress, executor=args.executor,

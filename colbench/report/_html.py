@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from colbench._version import __version__
+from colbench.protocols import DEFAULT_PROTOCOL
 from colbench.records import EpisodeRecord, MetricSummary
 from colbench.report._assets import IMAGE_SUFFIXES, ReportAssets
 from colbench.report._breakdown import breakdown_section, esc
@@ -200,7 +201,7 @@ def render_episode(record: EpisodeRecord, run_index: int, ctx: ReportContext,
 def _protocol_badge(protocol: str) -> str:
     """A named protocol beside the env (none for colbench's own): runs of different
     protocols are not comparable, and the reader must see which one a row played."""
-    if protocol == "colbench":
+    if protocol == DEFAULT_PROTOCOL:
         return ""
     return f' <span class="badge protocol">protocol {esc(protocol)}</span>'
 

@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from colbench._version import __version__
+from colbench.protocols import DEFAULT_PROTOCOL
 from colbench.records import Counts, EpisodeRecord, MetricSummary, Summary, TaskSetRef
 from colbench.stats import aggregate
 
@@ -34,7 +35,8 @@ def summarise_records(records: Sequence[EpisodeRecord], *, env: str, model: str,
         metrics=aggregate_episodes(ok), colbench_version=__version__,
         simulator=env_facts.get("simulator"), scorer=env_facts.get("scorer"),
         scorer_weights_hash=env_facts.get("scorer_weights_hash"),
-        protocol=env_facts.get("protocol") or "colbench", seed=seed,
+        protocol=env_facts.get("protocol") or DEFAULT_PROTOCOL,
+        protocol_settings=env_facts.get("protocol_settings"), seed=seed,
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), seconds=seconds,
         isolation=env_facts.get("isolation"))
 

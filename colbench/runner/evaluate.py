@@ -61,6 +61,7 @@ from typing import Any
 from colbench.env import TextEnv, episode_turn_budget
 from colbench.errors import ConfigError, MissingExtraError, ModelFailure
 from colbench.models.base import BaseChatModel, EpisodeContext, SamplingParams
+from colbench.protocols import opening_messages, protocol_sampling
 from colbench.records import EpisodeRecord, Summary, TaskSetRef, TurnRecord
 from colbench.rundir import (
     DEFAULT_MAX_FIELD_CHARS,
@@ -114,6 +115,10 @@ class EvalConfig:
     seed: int = 0
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     sampling: SamplingParams = field(default_factory=SamplingParams)
+    #: The fields of ``sampling`` the caller left to the env's protocol (``temperature``,
+    #: ``max_tokens``): the runner takes the protocol's defaults for them where it has some
+    #: (``--protocol sweet-rl`` samples at T = 1.0), and the run records what it used.
+    sampling_from_protocol: tuple[str, ...] = ()
     max_env_retries: int = 2
     #: Stop the run after this many episodes in a row failed the same way (0: never).
     max_consecutive_failures: int = DEFAULT_MAX_CONSECUTIVE_FAILURES
@@ -297,6 +302,16 @@ class Runner:
         self.growth = {"trials": more_trials, "task_set": task_set_prefix_rule(all_tasks)}
         try:
             self.env_facts = first.unwrapped.describe()
+            settings = self.env_facts.get("protocol_settings")
+            config.sampling = protocol_sampling(config.sampling, config.sampling_from_protocol,
+                                                settings)
+            if settings is not None:
+                # What the run plays by, as played: the sampling it used, its budget.
+                self.env_facts["protocol_settings"] = {
+                    **settings, "sampling": {"temperature": config.sampling.temperature,
+                                             "max_tokens": config.sampling.max_tokens},
+                    **({"max_turns": config.max_turns} if config.max_turns is not None
+                       else {})}
             #: What guards the agent's code (None: the env runs none in the sandbox).
             self.isolation: dict[str, Any] | None = self.env_facts.get("isolation")
             check_isolation(self.isolation, config.require_isolation)
@@ -409,10 +424,9 @@ class Runner:
             agent = self.model.bind_episode(env, context)
         except Exception as exc:
             raise _ModelCallFailed(exc, system_prompt, turns, started) from exc
-        messages: list[dict[str, str]] = []
-        if system_prompt:
-            messages.append({"role": "system", "content": system_prompt})
-        messages.append({"role": "user", "content": observation})
+        # The protocol says whether the instructions are a system message or a first turn.
+        messages = opening_messages(system_prompt, observation,
+                                    str(info.get("message_structure") or "system"))
         metrics: dict[str, Any] = {}
         terminated = truncated = False
         final_answer = None

@@ -6,28 +6,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from colbench.actions import AGENTGYM_ONE_ACTION, agentgym_command
-from colbench.env import DEFAULT_PROTOCOL, Message, Outcome, ScriptedAgent, TextEnv
+from colbench.env import Message, Outcome, ScriptedAgent, TextEnv
 from colbench.errors import ConfigError
-from colbench.gyms.craft import agentgym
-from colbench.gyms.craft.game import ActionError, CraftingGame, extract_command
-from colbench.gyms.craft.planner import plan_actions
+from colbench.gyms.craft.protocols import PROTOCOLS, CraftProtocol
 from colbench.gyms.craft.recipes import RecipeBook, load_recipe_book
-from colbench.gyms.craft.tasks import DEFAULT_DISTRACTORS, load_textcraft_tasks
+from colbench.gyms.craft.tasks import DEFAULT_DISTRACTORS
 from colbench.gyms.craft.tools import CRAFT_TOOLS
 from colbench.tasks import Task, TaskSet
 from colbench.tools import ActionTool
-
-SYSTEM_PROMPT = """You are playing TextCraft, a crafting game with Minecraft recipes. You start \
-with an empty inventory. Gather raw materials and craft the goal item using the crafting \
-commands you are shown (some of them are not needed). Reply with one action per message; you may \
-think first, then end your message with a line "Action: <action>". Actions:
-- get N ITEM: gather N of a raw material (crafted items cannot be gathered);
-- craft N ITEM using N INGREDIENT, N INGREDIENT, ...: apply a crafting command with exactly its \
-ingredients and counts; multiplying every count by the same whole number crafts several \
-batches at once;
-- inventory: list what you hold.
-The episode ends when you craft the goal item, or after {max_turns} actions."""
 
 
 class TextCraftEnv(TextEnv):
@@ -80,9 +66,11 @@ class TextCraftEnv(TextEnv):
     ## Arguments
 
     ``split``: ``train`` (374 goals), ``test`` (100), ``all`` or ``depth-N`` (see
-    ``colbench.gyms.craft.tasks``); ``protocol``: ``colbench`` (default) or ``agentgym``
-    (AgentGym's server: its task indices, parser, grammar, results and 20-turn budget, see
-    ``colbench.gyms.craft.agentgym``; splits ``test``, ``all``, ``N-M``); ``tasks``: a ``TaskSet`` or a colbench task JSONL in place
+    ``colbench.gyms.craft.tasks``); ``protocol``: ``colbench`` (default), ``agentgym``
+    (AgentGym's server: its task indices, parser, grammar, results, instruction turn and
+    20-turn budget, see ``colbench.gyms.craft.agentgym``; splits ``test``, ``all``, ``N-M``)
+    or ``agentgym-rl`` (the same server under AgentGym-RL's evaluation settings: 30 turns,
+    temperature 1, 512 new tokens), see ``colbench.gyms.craft.protocols``; ``tasks``: a ``TaskSet`` or a colbench task JSONL in place
     of the split; ``max_turns``: the turn budget (also per episode through
     ``reset(options={"max_turns": N})``, for horizon curricula); ``num_distractors``: distractor
     commands per observation (default 10); ``recipes``: a folder of recipe JSON files in place
@@ -103,8 +91,8 @@ class TextCraftEnv(TextEnv):
     #: ``colbench play`` sends each typed line as an action on Enter (actions are one line).
     one_line_actions: ClassVar[bool] = True
     max_text_length: ClassVar[int] = 100_000
-    protocols: ClassVar[tuple[str, ...]] = (DEFAULT_PROTOCOL, agentgym.PROTOCOL)
-    #: The actions as OpenAI tools (``colbench.tools``), the same under both protocols.
+    protocol_specs: ClassVar[tuple[CraftProtocol, ...]] = PROTOCOLS
+    #: The actions as OpenAI tools (``colbench.tools``), the same under every protocol.
     action_tools: ClassVar[tuple[ActionTool, ...]] = CRAFT_TOOLS
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
@@ -112,9 +100,9 @@ class TextCraftEnv(TextEnv):
                  recipes: str | None = None, render_mode: str | None = None,
                  protocol: str | None = None) -> None:
         self.choose_protocol(protocol)
-        self.agentgym = self.protocol == agentgym.PROTOCOL
-        if self.agentgym and max_turns is None:
-            max_turns = agentgym.MAX_TURNS
+        rules = self.rules
+        if max_turns is None:
+            max_turns = rules.max_turns
         if num_distractors < 0:
             raise ConfigError(f"num_distractors cannot be negative, got {num_distractors}")
         self.book: RecipeBook = load_recipe_book(recipes)
@@ -124,14 +112,19 @@ class TextCraftEnv(TextEnv):
             if not Path(tasks).is_file():
                 raise ConfigError(f"TextCraft tasks {tasks!r}: not a task JSONL file")
             task_set = TaskSet.load(tasks)
-        elif self.agentgym:
-            task_set = agentgym.load_agentgym_tasks(split, recipes)
         else:
-            task_set = load_textcraft_tasks(split, num_distractors, recipes)
+            task_set = rules.load_tasks(split, num_distractors, recipes)
         super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
-        self.game: CraftingGame | None = None
-        self.agentgym_game: agentgym.AgentGymCraftingGame | None = None
+        #: The episode's game, as the protocol plays it (its inventory and goal).
+        self.game: Any = None
         self._invalid = 0
+
+    @property
+    def rules(self) -> CraftProtocol:
+        """The protocol this instance plays, with TextCraft's behaviour."""
+        spec = self.protocol_spec
+        assert isinstance(spec, CraftProtocol)
+        return spec
 
     @property
     def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]
@@ -140,37 +133,19 @@ class TextCraftEnv(TextEnv):
         return {"oracle": TextCraftOracle, **BASELINES}
 
     def system_prompt(self, task: Task) -> str:
-        if self.agentgym:
-            return agentgym.SYSTEM_PROMPT
-        return SYSTEM_PROMPT.format(max_turns=self._episode_max_turns)
+        return self.rules.system_prompt(self._episode_max_turns)
 
     def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:
         goal = task.privileged.get("goal")
         if goal not in self.book.recipes:
             raise ConfigError(f"TextCraft task {task.id!r}: goal {goal!r} has no recipe")
-        self.game = CraftingGame(self.book, goal)
-        self.agentgym_game = agentgym.AgentGymCraftingGame(self.book, goal)
+        self.game = self.rules.new_game(self.book, goal)
         self._invalid = 0
         return task.prompt, {}
 
-    def _play(self, action: str) -> tuple[str, str, bool, bool]:
-        """(command, observation, valid, goal crafted) under this env's protocol."""
-        assert self.game is not None and self.agentgym_game is not None
-        if self.agentgym:
-            command = agentgym_command(action)
-            if command is None:
-                return "", AGENTGYM_ONE_ACTION, False, self.agentgym_game.crafted_goal
-            observation, valid = self.agentgym_game.execute(command)
-            return command, observation, valid, self.agentgym_game.crafted_goal
-        command = extract_command(action)
-        try:
-            return command, self.game.execute(command), True, self.game.has_goal()
-        except ActionError as exc:
-            return command, str(exc), False, self.game.has_goal()
-
     def _act(self, action: str, *, last_turn: bool) -> Outcome:
-        assert self.task is not None
-        command, observation, valid, success = self._play(action)
+        assert self.task is not None and self.game is not None
+        command, observation, valid, success = self.rules.play(self.game, action)
         self._invalid += not valid
         metrics = None
         if success or last_turn:
@@ -184,9 +159,8 @@ class TextCraftEnv(TextEnv):
 
     def privileged(self) -> dict[str, Any]:
         data = super().privileged()
-        game = self.agentgym_game if self.agentgym else self.game
-        if game is not None:
-            data["inventory"] = dict(game.inventory)
+        if self.game is not None:
+            data["inventory"] = dict(self.game.inventory)
         return data
 
 
@@ -196,10 +170,4 @@ class TextCraftOracle(ScriptedAgent):
     def act(self, messages: Sequence[Message]) -> str:
         env = self.env.unwrapped
         assert isinstance(env, TextCraftEnv) and env.game is not None
-        if env.agentgym:
-            assert env.agentgym_game is not None
-            plan = plan_actions(env.book, env.game.goal, env.agentgym_game.inventory)
-            step = agentgym.single_batch(env.book, plan[0]) if plan else "inventory"
-            return f"Thought:\nThe next step of the plan.\n\nAction:\n{step}"
-        plan = plan_actions(env.book, env.game.goal, env.game.inventory)
-        return f"Action: {plan[0]}" if plan else "Action: inventory"
+        return env.rules.oracle_message(env.book, env.game)
