@@ -23,8 +23,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
 
     p = subparsers.add_parser(
-        "serve-envs", help="serve every registered env over HTTP (colbench's and AgentGym's "
-                           "routes)",
+        "serve-envs", help="serve every registered env over HTTP",
         description="Serve every registered env over HTTP, many episodes in one process: "
                     "colbench's JSON routes under /v1/ (colbench evaluate --env-url and "
                     "colbench.remote.RemoteEnv play them) and AgentGym's env-server routes "

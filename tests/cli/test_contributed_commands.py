@@ -26,6 +26,8 @@ HELP_LINES = {
     "view": "browse runs in a local web page that updates while they run",
     "data": "build, import and list task sets",
     "models": "make a tiny random chat model for offline tries",
+    "serve-envs": "serve every registered env over HTTP",
+    "mcp": "serve one env's episode as MCP tools over stdio",
     "collect": "collect K episodes per task as training data",
     "leaderboard": "run a leaderboard server and manage its tokens",
     "submit": "send a run to a colbench leaderboard",
