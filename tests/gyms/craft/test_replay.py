@@ -68,3 +68,16 @@ def test_a_model_failure_replays_its_turns_and_scores_zero(task, records) -> Non
     edited = failed.model_copy(update={"turns": [honest.turns[0].model_copy(
         update={"next_observation": "Crafted 1 diamond"})]})
     assert TextCraftReplay().check(task, edited, RUN).problems
+
+
+def test_a_count_of_5000_digits_replays_as_the_agents_zero(task) -> None:
+    # The agent's unrunnable command scores 0 in the run and in the server's replay alike.
+    env = TextCraftEnv()
+    try:
+        record = play(env, [f"Action: get {'9' * 5000} oak logs", "Action: inventory"],
+                      env_id=ENV, options={"task_id": task.id, "max_turns": 2})
+    finally:
+        env.close()
+    assert record.metrics["success"] is False and record.metrics["score"] == 0.0
+    result = TextCraftReplay().check(task, record, RUN)
+    assert result.problems == [] and result.metrics == record.metrics
