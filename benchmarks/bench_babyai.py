@@ -58,9 +58,9 @@ def main() -> None:
         start = time.perf_counter()
         text_env.step("turn left")
         text_step.append(time.perf_counter() - start)
-        known = [o for o in text_env.world.known_objects() if o.type != "door"]
+        known = [o for o in text_env.view.known_objects() if o.type != "door"]
         if known:
-            name = text_env.world.name(known[0])
+            name = text_env.view.name(known[0])
             start = time.perf_counter()
             _, _, _, _, info = text_env.step(f"go to {name}")
             elapsed = time.perf_counter() - start

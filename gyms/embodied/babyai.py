@@ -13,14 +13,15 @@ import io
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from colbench import actions
-from colbench.env import DEFAULT_PROTOCOL, Outcome, TextEnv
+from colbench.env import Outcome, TextEnv
 from colbench.errors import ConfigError, MissingExtraError
-from colbench.gyms.embodied import babyai_agentgym as agentgym
 from colbench.gyms.embodied.babyai_levels import LEVELS
-from colbench.gyms.embodied.babyai_tools import AGENTGYM_TOOLS, COLBENCH_TOOLS
+from colbench.gyms.embodied.babyai_protocols import (  # noqa: F401  (extract_action: API)
+    PROTOCOLS,
+    BabyAIProtocol,
+    extract_action,
+)
 from colbench.tasks import Task, TaskSet
-from colbench.tools import ActionTool
 
 #: Seeds per level in each split; the ranges never overlap.
 SPLIT_SEEDS: dict[str, range] = {
@@ -53,30 +54,6 @@ LEVEL_TURN_BUDGETS: dict[str, int] = {
     "MiniBossLevel": 30, "Synth": 30, "SynthLoc": 30, "UnblockPickup": 30,
 }
 DEFAULT_TURN_BUDGET = 20
-
-SYSTEM_PROMPT = """You are an agent in BabyAI, a grid world of rooms, doors and objects (balls, \
-boxes, keys). Carry out the mission you are given. You see only what lies ahead of you, and you \
-remember what you have seen. Reply with one action per message; you may think first, then end \
-your message with a line "Action: <action>". Actions:
-- turn left, turn right, move forward;
-- go to OBJECT: walk up to an object or door and face it;
-- pick up OBJECT: go to it and pick it up (you can carry one thing); "pick up" alone takes what \
-is in front of you;
-- drop: put what you carry in the empty cell in front of you;
-- put next to OBJECT: carry what you hold to an empty cell next to OBJECT and drop it there;
-- toggle: open or close the door in front of you (a locked door opens only while you carry a key \
-of its colour), or open the box in front of you; toggle OBJECT: go to it first;
-- go through DOOR: go to a door, open it if needed and step through it;
-- check available actions.
-Name objects as you see them, e.g. "red ball 1" ("red ball" is enough when you know only one). \
-Moving actions open closed doors on the way. You have {max_turns} actions."""
-
-def extract_action(message: str) -> str:
-    """The command in an agent's message, by the shared grammar of :mod:`colbench.actions`
-    (``Action: X``, ``Action:`` then X on the next line, a fenced block, else the last line),
-    in lower case."""
-    return actions.extract_command(message, lower=True)
-
 
 def level_turn_budget(level: str) -> int:
     """The default turn budget of a level family (see :data:`LEVEL_TURN_BUDGETS`)."""
@@ -169,10 +146,12 @@ class BabyAIEnv(TextEnv):
     ``split`` (``train``: 250 seeds per level less 37 tasks the oracle cannot solve, see
     ``UNSOLVED_TRAIN_SEEDS``; ``dev``: 10, ``test``: 5, so 200 test episodes for all levels); ``tasks``: a ``TaskSet`` or task JSONL in place of the split; ``levels``:
     level families to play (default: this id's); ``max_turns`` (also per episode through
-    ``reset(options={"max_turns": N})``); ``protocol``: ``colbench`` (default) or ``agentgym``
+    ``reset(options={"max_turns": N})``); ``protocol``: ``colbench`` (default), ``agentgym``
     (AgentGym's server: its level variants and index-to-seed rule, observation with the
-    available actions, action grammar, running score and 20-turn budget; splits ``test`` and
-    ``N-M``; see ``colbench.gyms.embodied.babyai_agentgym``).
+    available actions, action grammar, running score, instruction turn and 20-turn budget;
+    splits ``test`` and ``N-M``; see ``colbench.gyms.embodied.babyai_agentgym``) or
+    ``agentgym-rl`` (the same server under AgentGym-RL's evaluation settings: 20 turns,
+    temperature 1, 512 new tokens); see ``colbench.gyms.embodied.babyai_protocols``.
 
     ## Registered ids
 
@@ -203,32 +182,24 @@ class BabyAIEnv(TextEnv):
     #: ``colbench play`` sends each typed line as an action on Enter (actions are one line).
     one_line_actions: ClassVar[bool] = True
     max_text_length: ClassVar[int] = 100_000
-    protocols: ClassVar[tuple[str, ...]] = (DEFAULT_PROTOCOL, agentgym.PROTOCOL)
-    #: The actions as OpenAI tools (``colbench.tools``) per protocol: the grammars differ.
-    action_tools_by_protocol: ClassVar[dict[str, tuple[ActionTool, ...]]] = {
-        DEFAULT_PROTOCOL: COLBENCH_TOOLS, agentgym.PROTOCOL: AGENTGYM_TOOLS}
+    protocol_specs: ClassVar[tuple[BabyAIProtocol, ...]] = PROTOCOLS
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
                  levels: Sequence[str] | None = None, max_turns: int | None = None,
                  render_mode: str | None = None, protocol: str | None = None) -> None:
         _minigrid()
         self.choose_protocol(protocol)
-        self.agentgym = self.protocol == agentgym.PROTOCOL
-        if self.agentgym and levels:
-            raise ConfigError("--protocol agentgym plays AgentGym's 40 level variants by index; "
-                              "it takes no levels (use split N-M to pick indices)")
-        if self.agentgym and max_turns is None:
-            max_turns = agentgym.MAX_TURNS
+        rules = self.rules
         if isinstance(tasks, TaskSet):
             task_set = tasks
         elif tasks is not None:
             task_set = TaskSet.load(tasks)
-        elif self.agentgym:
-            task_set = agentgym.load_agentgym_tasks(split)
         else:
-            task_set = load_babyai_tasks(split, tuple(levels or LEVELS))
-        # Without a budget from the caller, each episode gets its level family's (see
-        # LEVEL_TURN_BUDGETS); max_turns then says the largest any episode may take.
+            task_set = rules.load_tasks(split, levels)
+        if max_turns is None:
+            max_turns = rules.max_turns
+        # Without a budget from the caller or the protocol, each episode gets its level
+        # family's (see LEVEL_TURN_BUDGETS); max_turns then says the largest any may take.
         self._budget_per_level = max_turns is None
         if self._budget_per_level:
             max_turns = max((level_turn_budget(str(t.metadata.get("level"))) for t in task_set),
@@ -236,28 +207,30 @@ class BabyAIEnv(TextEnv):
         super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
         self._levels: dict[str, Any] = {}
         self.game: Any = None  # the minigrid env of the current episode
-        self.world: Any = None
-        self._reward = 0.0
+        #: The protocol's text view of the level (what the agent reads and acts through).
+        self.view: Any = None
+        self.total_reward = 0.0
         self._reward_gained = 0.0
-        self._invalid = 0
-        self._over = False
-        self._success = False
-        self._out_of_steps = False  # minigrid's step limit ended the episode
-        self.agentgym_game: agentgym.AgentGymBabyAI | None = None
+        self.invalid_actions = 0
+        self.over = False
+        self.success = False
+        self.out_of_steps = False  # minigrid's step limit ended the episode
 
     @property
-    def action_tools(self) -> tuple[ActionTool, ...]:
+    def rules(self) -> BabyAIProtocol:
+        """The protocol this instance plays, with BabyAI's behaviour."""
+        spec = self.protocol_spec
+        assert isinstance(spec, BabyAIProtocol)
+        return spec
+
+    @property
+    def action_tools(self) -> tuple[Any, ...]:
         """This instance's actions as OpenAI tools: its protocol's grammar."""
-        return self.action_tools_by_protocol[self.protocol]
+        return self.rules.action_tools
 
     @property
     def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]
-        from colbench.gyms.embodied.babyai_baselines import BASELINES, COLBENCH_BASELINES
-        from colbench.gyms.embodied.babyai_oracle import BabyAIOracle
-
-        if self.agentgym:
-            return {"oracle": agentgym.AgentGymOracle, **BASELINES}
-        return {"oracle": BabyAIOracle, **COLBENCH_BASELINES}
+        return self.rules.scripted_agents()
 
     def default_episode_max_turns(self, task: Task) -> int:
         if not self._budget_per_level:
@@ -265,9 +238,7 @@ class BabyAIEnv(TextEnv):
         return level_turn_budget(str(task.metadata.get("level")))
 
     def system_prompt(self, task: Task) -> str:
-        if self.agentgym:
-            return agentgym.SYSTEM_PROMPT
-        return SYSTEM_PROMPT.format(max_turns=self._episode_max_turns)
+        return self.rules.system_prompt(self._episode_max_turns)
 
     # -- episodes ---------------------------------------------------------------------------
     def _level(self, level_id: str) -> Any:
@@ -281,8 +252,6 @@ class BabyAIEnv(TextEnv):
         return self._levels[level_id]
 
     def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:
-        from colbench.gyms.embodied.babyai_world import World
-
         level = task.privileged.get("level")
         seed = task.privileged.get("seed")
         if not isinstance(level, str) or not isinstance(seed, int):
@@ -291,94 +260,45 @@ class BabyAIEnv(TextEnv):
         # Level generation prints its rejection-sampling retries; they are noise here.
         with contextlib.redirect_stdout(io.StringIO()):
             first, _ = self.game.reset(seed=seed)
-        self._invalid = 0
-        if self.agentgym:
-            self.agentgym_game = agentgym.AgentGymBabyAI(self.game, first["image"],
-                                                         int(first["direction"]))
-            return self.agentgym_game.first_observation(), {"mission": self.game.mission}
-        self.world = World(self.game)
-        self._reward = 0.0
+        self.total_reward = 0.0
         self._reward_gained = 0.0
-        self._invalid = 0
-        self._over = False
-        self._success = False
-        self._out_of_steps = False
-        observation = f"Your mission: {self.game.mission}.\n{self.world.describe()}"
+        self.invalid_actions = 0
+        self.over = False
+        self.success = False
+        self.out_of_steps = False
+        self.view, observation = self.rules.begin(self, first)
         return observation, {"mission": self.game.mission}
 
     def _act(self, action: str, *, last_turn: bool) -> Outcome:
-        from colbench.gyms.embodied.babyai_actions import ActionFailed, run_action
-
         assert self.task is not None and self.game is not None
-        if self.agentgym:
-            return self._act_agentgym(action, last_turn=last_turn)
-        command = extract_action(action)
-        executed: list[int] = []
-        try:
-            message = run_action(self, command, executed)
-            valid = True
-        except ActionFailed as exc:
-            message = str(exc)
-            valid = False
-            self._invalid += 1
-        reward = self._reward_gained
-        self._reward_gained = 0.0
-        ended = self._over
-        if ended and not self._success:
-            message += (" The level's step limit ran out." if self._out_of_steps
-                        else " The mission failed.")
-        elif self._success:
-            message += " You completed the mission."
-        observation = message if ended else f"{message}\n{self.world.describe()}"
-        metrics = None
-        if ended or last_turn:
-            metrics = {"success": self._success, "score": self._reward, "turns": self.turn,
-                       "steps": int(self.game.step_count), "invalid_actions": self._invalid,
-                       "level": self.task.metadata.get("level")}
-        return Outcome(observation=observation, reward=reward,
-                       terminated=ended and not self._out_of_steps,
-                       truncated=self._out_of_steps,
-                       info={"command": command, "valid": valid,
-                             "primitive_actions": list(executed)},
-                       metrics=metrics)
+        return self.rules.act(self, action, last_turn=last_turn)
 
-    def _act_agentgym(self, action: str, *, last_turn: bool) -> Outcome:
-        """A turn by AgentGym's rules: its client's parser, then its server's step. The
-        reward is the client's: the running score (0 on a turn refused for two labels)."""
-        game = self.agentgym_game
-        assert game is not None and self.task is not None
-        command = actions.agentgym_command(action)
-        if command is None:
-            observation, valid, reward = actions.AGENTGYM_ONE_ACTION, False, 0.0
-            game.executed = []
-        else:
-            observation, valid = game.step(command)
-            reward = game.score
-        self._invalid += not valid
-        metrics = None
-        if game.done or last_turn:
-            metrics = {"success": game.done, "score": game.score, "turns": self.turn,
-                       "steps": int(self.game.step_count), "invalid_actions": self._invalid,
-                       "level": self.task.metadata.get("level")}
-        return Outcome(observation=observation, reward=reward, terminated=game.done,
-                       info={"command": command or "", "valid": valid,
-                             "primitive_actions": list(game.executed)},
-                       metrics=metrics)
+    def take_reward_gained(self) -> float:
+        """The reward the primitive actions of this turn gained (then reset to 0)."""
+        gained, self._reward_gained = self._reward_gained, 0.0
+        return gained
+
+    def episode_metrics(self, success: bool, score: float) -> dict[str, Any]:
+        """The terminal metrics of the episode, with the protocol's verdict and score."""
+        assert self.task is not None
+        return {"success": success, "score": score, "turns": self.turn,
+                "steps": int(self.game.step_count), "invalid_actions": self.invalid_actions,
+                "level": self.task.metadata.get("level")}
 
     def primitive(self, action: int) -> bool:
         """Take one minigrid action; return False once the episode is over."""
-        if self._over:
+        if self.over:
             return False
         _, reward, terminated, truncated, _ = self.game.step(action)
-        self._reward += float(reward)
+        self.total_reward += float(reward)
         self._reward_gained += float(reward)
-        self.world.update()
+        self.view.update()
         if terminated or truncated:
-            self._over = True
-            self._success = bool(terminated and reward > 0)
+            self.over = True
+            self.success = bool(terminated and reward > 0)
             # minigrid truncates at its step limit; a verdict on the same step outranks it.
-            self._out_of_steps = bool(truncated and not terminated)
-        return not self._over
+            self.out_of_steps = bool(truncated and not terminated)
+        return not self.over
 
     def privileged(self) -> dict[str, Any]:
         data = super().privileged()

@@ -31,10 +31,10 @@ class ActionFailed(Exception):
 def _execute(env: Any, actions: tuple[int, ...] | list[int], executed: list[int]) -> None:
     for action in actions:
         executed.append(action)
-        before = env.world.state()
+        before = env.view.state()
         if not env.primitive(action):
             return
-        if action == FORWARD and env.world.state() == before:
+        if action == FORWARD and env.view.state() == before:
             raise ActionFailed("Something blocked your way; you stopped.")
 
 
@@ -89,7 +89,7 @@ def available_actions(world: World) -> str:
 
 def run_action(env: Any, command: str, executed: list[int]) -> str:
     """Carry out ``command`` in ``env`` (a BabyAIEnv); return what happened."""
-    world: World = env.world
+    world: World = env.view
     game = env.game
     if not command:
         raise ActionFailed(f"Your message held no action. {ACTION_HELP} {ACTION_FORMS}")
@@ -163,7 +163,7 @@ def run_action(env: Any, command: str, executed: list[int]) -> str:
                              f"reach an empty cell next to the {world.name(obj)}")
         carried = world.name(game.carrying)
         _execute(env, plan.actions, executed)
-        if env._over:
+        if env.over:
             return f"You went next to the {world.name(obj)}."
         _execute(env, [DROP], executed)
         return f"You put the {carried} next to the {world.name(obj)}."
@@ -171,9 +171,9 @@ def run_action(env: Any, command: str, executed: list[int]) -> str:
 
 
 def _pickup_front(env: Any, executed: list[int]) -> str:
-    world: World = env.world
+    world: World = env.view
     game = env.game
-    if env._over:
+    if env.over:
         return "You stopped."
     front = game.grid.get(*game.front_pos)
     if front is None or front.type not in ("ball", "box", "key"):
@@ -187,9 +187,9 @@ def _pickup_front(env: Any, executed: list[int]) -> str:
 
 
 def _toggle_front(env: Any, executed: list[int]) -> str:
-    world: World = env.world
+    world: World = env.view
     game = env.game
-    if env._over:
+    if env.over:
         return "You stopped."
     front = game.grid.get(*game.front_pos)
     if front is None or front.type not in ("door", "box"):
@@ -210,7 +210,7 @@ def _toggle_front(env: Any, executed: list[int]) -> str:
 
 
 def _go_through(env: Any, door: Any, executed: list[int]) -> str:
-    world: World = env.world
+    world: World = env.view
     game = env.game
     name = world.name(door)
     door_pos = world.position(door)
@@ -229,7 +229,7 @@ def _go_through(env: Any, door: Any, executed: list[int]) -> str:
                                       and front_of(s) == door_pos),
                          f"reach the {name}")
     _execute(env, plan.actions, executed)
-    if env._over:
+    if env.over:
         return f"You went to the {name}."
     if door.is_locked:
         carrying = game.carrying

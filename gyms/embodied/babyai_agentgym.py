@@ -478,7 +478,7 @@ class AgentGymOracle:
     def next_action(self) -> str:
         """The available action after which a fresh bot has the fewest primitives left
         (ties: the longer macro)."""
-        game = self.env.agentgym_game
+        game = self.env.view
         assert isinstance(game, AgentGymBabyAI)
         scored = [(self._remaining(game, steps), -len(steps), name)
                   for name, steps in game.view.actions.items() if steps]

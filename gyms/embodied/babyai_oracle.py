@@ -69,7 +69,7 @@ class Planner:
     def __init__(self, env: Any) -> None:
         self.env = env
         self.game = env.game
-        self.world: World = env.world
+        self.world: World = env.view
         self.grid = env.game.grid
 
     # -- helpers ----------------------------------------------------------------------------

@@ -135,7 +135,7 @@ def test_ambiguous_names_ask_which_one():
     env = BabyAIEnv(split="dev", levels=["GoToRedBallGrey"])
     for seed in SPLIT_SEEDS["dev"]:
         env.reset(options={"task_id": f"babyai/GoToRedBallGrey/{seed}"})
-        names = [env.world.name(o) for o in env.world.known_objects() if o.type != "door"]
+        names = [env.view.name(o) for o in env.view.known_objects() if o.type != "door"]
         kinds = [n.rsplit(" ", 1)[0] for n in names]
         twice = next((k for k in kinds if kinds.count(k) > 1), None)
         if twice:

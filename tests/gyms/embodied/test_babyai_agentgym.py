@@ -157,9 +157,9 @@ def test_oracle_episodes_end_when_played_off_the_main_thread(monkeypatch, index)
 def test_a_bounded_bot_gives_up_once_its_states_are_spent() -> None:
     made = BabyAIEnv(split="68-68", protocol="agentgym")
     made.reset(options={"task_id": agentgym.task_id(68)})
-    bot = agentgym.bounded_bot(made.agentgym_game.env, 0, 60.0)
+    bot = agentgym.bounded_bot(made.view.env, 0, 60.0)
     with pytest.raises(agentgym.RolloutGaveUp):
         bot.replan()
-    roomy = agentgym.bounded_bot(made.agentgym_game.env, 10_000, 60.0)
+    roomy = agentgym.bounded_bot(made.view.env, 10_000, 60.0)
     assert isinstance(int(roomy.replan()), int)
     made.close()
