@@ -10,8 +10,10 @@ this script is the check on the real engine. It writes ``OUT/online_grpo_vllm.js
 - per step, the agent turns played and how many of them the rollout had to keep as generated
   ids because the decoded text re-encodes differently (``retokenised``: expected for random
   weights, which emit odd tokens; each is still trained on the exact sampled ids);
-- TRL's ``sampling/sampling_logp_difference/mean`` per step when TRL logged it: how far the
-  engine's log-probabilities are from the policy's own (small when the weights were synced).
+- colbench's ``importance/current/ratio_mean`` per step: the policy's probability of the
+  engine's sampled tokens over the engine's own (near 1 when the weights were synced); and
+  TRL's ``sampling/sampling_logp_difference/mean`` when TRL logged it (only with
+  ``off_policy_tokens`` train or mask, where TRL's own vLLM correction stays on).
 
 Model: ``--model PATH`` (a local Llama or Qwen2 checkpoint; nothing is downloaded), or by
 default a tiny random Llama built on the spot by ``colbench.models.tiny`` with head size 64,
@@ -113,6 +115,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "mode": args.mode, "model": str(model), "env": args.env,
         "seconds": round(seconds, 1), "metrics": result.metrics,
         "steps": step_report(args.out / "ckpt"),
+        "policy_over_sampler_ratio_mean": logged(args.out / "ckpt",
+                                                 "importance/current/ratio_mean"),
         "sampling_logp_difference_mean": logged(args.out / "ckpt",
                                                 "sampling/sampling_logp_difference/mean"),
         "rollouts": str(result.artefacts.get("rollouts")),
