@@ -323,10 +323,23 @@ def submission(db: Database, submission_id: str) -> dict[str, Any] | None:
             "breakdown": _loads(row.breakdown_json, {}),
             "checks": _loads(row.checks_json, []),
             "duplicate_of": row.duplicate_of,
-            "duplicate_same_token": row.duplicate_of is not None and session.scalar(
-                select(Submission.token_id).where(Submission.id == row.duplicate_of))
-            == row.token_id,
+            "duplicate_kind": _duplicate_kind(session, row),
         }
+
+
+def _duplicate_kind(session: Any, row: Submission) -> str | None:
+    """How ``row`` relates to the entry ``duplicate_of`` names: ``another-token`` (a copy
+    of the same content under another token), ``own-earlier`` (a copy of this token's own
+    earlier entry) or ``own-later`` (this token sent the content again, and that later
+    entry took over); None when it names none."""
+    if row.duplicate_of is None:
+        return None
+    other = session.execute(select(Submission.token_id, Submission.created_at)
+                            .where(Submission.id == row.duplicate_of)).first()
+    if other is None or other[0] != row.token_id:
+        return "another-token"
+    return "own-later" if (other[1], row.duplicate_of) > (row.created_at, row.id) \
+        else "own-earlier"
 
 
 def iso(value: Any) -> str | None:

@@ -75,6 +75,7 @@ def test_a_tokens_second_copy_is_refused_with_the_originals_id(board: Board, run
     assert [e["id"] for e in board.entries()] == [first["id"]]
     page = board.client.get(f"/submissions/{again['id']}").get_data(as_text=True)
     assert f'href="/submissions/{first["id"]}"' in page
+    assert "A copy of this token's own" in page
 
 
 def test_a_copy_under_another_token_never_blocks_the_owner(board: Board, runs,
