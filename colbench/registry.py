@@ -8,7 +8,6 @@ only when their name is asked for. A ``module:attr`` string works wherever a nam
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import sys
 import threading
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Generic, TypeVar
 
+from colbench import suites
 from colbench.errors import ConfigError, MissingExtraError
 
 T = TypeVar("T")
@@ -49,7 +49,7 @@ def import_object(path: str) -> Any:
     return obj
 
 
-def entry_point_source(ep: metadata.EntryPoint) -> str:
+def entry_point_source(ep: metadata.EntryPoint | suites.Declaration) -> str:
     """Where an entry point's component comes from, as ``colbench list`` shows it."""
     dist = getattr(ep, "dist", None)
     if dist is not None and dist.name == "colbench":
@@ -73,7 +73,7 @@ class Registry(Generic[T]):
         self._lock = threading.RLock()
         self._builtin_modules = builtin_modules
         self._builtins_loaded = False
-        self._entry_points: dict[str, metadata.EntryPoint] | None = None
+        self._entry_points: dict[str, suites.Declaration] | None = None
 
     # -- registration -----------------------------------------------------------------------
     def register(self, name: str, obj: T | None = None, *, source: str = "builtin",
@@ -114,10 +114,11 @@ class Registry(Generic[T]):
                     warnings.warn(f"colbench: built-in {self.kind} module {module!r} not "
                                   f"loaded: {exc}", stacklevel=3)
 
-    def _eps(self) -> dict[str, metadata.EntryPoint]:
+    def _eps(self) -> dict[str, suites.Declaration]:
         if self._entry_points is None:
-            found: dict[str, metadata.EntryPoint] = {}
-            for ep in metadata.entry_points(group=self.group):
+            found: dict[str, suites.Declaration] = {}
+            # Suite manifests first, then the group's own (deprecated for suites) entry points.
+            for ep in suites.declarations(self.group):
                 found.setdefault(ep.name, ep)
             self._entry_points = found
         return self._entry_points
@@ -213,11 +214,60 @@ class Registry(Generic[T]):
         return self.kind[:-1] if self.kind.endswith("s") else self.kind
 
     def _miss_message(self, name: str) -> str:
-        known = self.names()
-        close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
-        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        listing = ", ".join(known) if known else "none"
-        return f"unknown {self._singular()} {name!r}{hint} (known: {listing})"
+        close = close_names(name, self.names())
+        if close:
+            return (f"unknown {self._singular()} {name!r}; did you mean "
+                    f"{' or '.join(repr(c) for c in close)}?")
+        return f"unknown {self._singular()} {name!r} ('colbench list {self.kind}' shows them)"
+
+
+def edit_distance(first: str, second: str) -> int:
+    """The number of single-character insertions, deletions, substitutions and swaps of two
+    neighbours that turn ``first`` into ``second`` (optimal string alignment distance)."""
+    previous2: list[int] = []
+    previous = list(range(len(second) + 1))
+    for i, a in enumerate(first, 1):
+        current = [i] + [0] * len(second)
+        for j, b in enumerate(second, 1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a != b))
+            if i > 1 and j > 1 and a == second[j - 2] and first[i - 2] == b:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        previous2, previous = previous, current
+    return previous[-1]
+
+
+def close_names(name: str, known: list[str], limit: int = 3) -> list[str]:
+    """The names of ``known`` within a few typos of ``name`` (about one per four characters,
+    case and ``_``/``-`` ignored), nearest first; an id is also compared without its
+    namespace, so that ``Backend-v1`` finds ``colbench/Backend-v1``. Empty when none is
+    close: a suggestion must be one the user plausibly meant.
+
+    Parameters
+    ----------
+    name:
+        What the user typed.
+    known:
+        The registered names.
+    limit:
+        The most names returned.
+    """
+    def split(text: str) -> tuple[str | None, str]:
+        """``(namespace or None, the rest)``, lower case, ``_`` read as ``-``."""
+        text = text.lower().replace("_", "-")
+        namespace, slash, rest = text.rpartition("/")
+        return (namespace if slash else None), rest
+
+    typed_namespace, typed = split(name)
+    bound = max(1, len(typed) // 4)
+    scored = []
+    for candidate in known:
+        namespace, rest = split(candidate)
+        distance = edit_distance(typed, rest)
+        if typed_namespace is not None:  # a typo may be in the namespace too
+            distance += edit_distance(typed_namespace, namespace or "")
+        if distance <= bound:
+            scored.append((distance, candidate))
+    return [candidate for _distance, candidate in sorted(scored)[:limit]]
 
 
 # The registries. Built-in modules (the core's own) are imported on first lookup; colbench's

@@ -78,6 +78,11 @@ def _extra_requirements() -> dict[str, list[str]]:
     return extras
 
 
+def extras_declared() -> list[str]:
+    """The names of colbench's extras (from its installed metadata)."""
+    return list(_extra_requirements())
+
+
 def missing_distributions(extra: str) -> list[str]:
     """The distributions of colbench's ``extra`` that are not installed (those of nested
     extras, ``colbench[...]``, are left to those extras)."""

@@ -1,19 +1,25 @@
 """``colbench list [envs|models|trainers|executors|simulators|scorers] [--json]``.
 
-Every kind lists its names and where each comes from. ``colbench list envs`` also shows, for
-each env id, its one-line description, its splits with their task counts, the extra it needs
-and whether that is installed, its ``--env-arg`` keys with their defaults and its scripted
-agents (:mod:`colbench.cli.env_info`); ``--json`` prints the same as JSON.
+Every kind lists its names and where each comes from. ``colbench list envs [FILTER]`` also
+shows, for each env id, its one-line description, its splits with their task counts, the extra
+it needs and whether that is installed, its ``--env-arg`` keys with their defaults and its
+scripted agents (:mod:`colbench.cli.env_info`); a family of ids (BabyAI's levels) is one row
+unless ``--all``; FILTER keeps the ids that mention it. The facts come from a cache kept until
+installed code changes (:mod:`colbench.cli.env_listing`), so the listing answers at once.
+``--json`` prints every id (families unfolded) as JSON.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import warnings
+from importlib import metadata
 from typing import Any
 
 from colbench import registry
+from colbench.errors import ConfigError
 
 #: What a kind's components are called, for saying where they would come from.
 _WHAT = {"executors": "execution plugins", "envs": "environments", "models": "model kinds",
@@ -28,17 +34,63 @@ def empty_note(kind: str) -> str:
             "group)")
 
 
+class _IntermixedParser(argparse.ArgumentParser):
+    """A parser whose positionals may follow its options (``list envs --all babyai``):
+    plain argparse takes both optional positionals at the first word and then refuses the
+    filter."""
+
+    _intermixing = False
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        if self._intermixing:
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("list", help="list registered components and their origin")
+    parser_class = subparsers._parser_class
+    subparsers._parser_class = _IntermixedParser
+    try:
+        parser = subparsers.add_parser("list",
+                                       help="list registered components and their origin")
+    finally:
+        subparsers._parser_class = parser_class
     parser.add_argument("kind", nargs="?", choices=sorted(registry.ALL), default=None,
                         help="which kind to list (all kinds when omitted); 'envs' also shows "
                              "each env's splits, task counts, extra, --env-arg keys and "
                              "scripted agents")
+    parser.add_argument("pattern", nargs="?", metavar="FILTER",
+                        help="with envs: keep the ids whose id, family, description or extra "
+                             "contains FILTER (any case), e.g. 'colbench list envs web'")
+    parser.add_argument("--all", action="store_true",
+                        help="with envs: list each id of a family (BabyAI's levels) instead "
+                             "of one row per family")
+    parser.add_argument("--refresh", action="store_true",
+                        help="with envs: gather every fact afresh instead of reading the "
+                             "cache kept since installed code last changed")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.add_argument("--no-counts", action="store_true",
                         help="with envs: do not count each split's tasks (counting makes "
                              "each env once per split)")
     parser.set_defaults(func=run)
+
+
+def _declared_rows(kind: str) -> list[tuple[str, str]]:
+    """``(name, source)`` per component of ``kind`` without loading any entry point (the
+    env listing's facts say when one cannot load)."""
+    reg = registry.ALL[kind]
+    declared = {ep.name: ep for ep in metadata.entry_points(group=reg.group)}
+    rows = []
+    for name in reg.names():
+        if reg.is_registered(name) or name not in declared:
+            rows.append((name, reg.get_entry(name).source))
+        else:
+            rows.append((name, registry.entry_point_source(declared[name])))
+    return rows
 
 
 def _rows(kind: str) -> tuple[list[tuple[str, str]], list[str]]:
@@ -85,28 +137,67 @@ def format_env(info: Any) -> str:
     return safe_text("\n".join(lines))
 
 
+def family_pattern(members: tuple[str, ...]) -> str:
+    """The ids of a family as one id with ``*`` where they differ
+    (``colbench/BabyAI-*-v0``)."""
+    prefix = os.path.commonprefix(list(members))
+    rests = [member[len(prefix):][::-1] for member in members]
+    suffix = os.path.commonprefix(rests)[::-1]
+    return f"{prefix}*{suffix}"
+
+
+def format_family(row: Any) -> str:
+    """A family's row: its ids as one pattern and how many, then its first member's facts."""
+    block = format_env(row.info).split("\n", 1)
+    head = (f"  {family_pattern(row.members)}  {row.info.source}  (family {row.family}: "
+            f"{len(row.members)} ids, e.g. {row.members[0]}; --all lists each)")
+    from colbench.terminal import safe_text
+
+    return safe_text(head) + ("\n" + block[1] if len(block) > 1 else "")
+
+
+def _env_rows(rows: list[tuple[str, str]], args: argparse.Namespace) -> tuple[list[Any], int]:
+    """The env listing's rows (families folded unless ``--all``), narrowed by FILTER, and
+    how many ids they stand for."""
+    from colbench.cli.env_listing import EnvRow, env_infos, fold_families, matches
+    from colbench.envs import env_family
+
+    infos = env_infos([name for name, _source in rows], counts=not args.no_counts,
+                      use_cache=not args.refresh)
+    family_of = {info.env_id: env_family(info.env_id) for info in infos}
+    if args.pattern:
+        infos = [info for info in infos if matches(info, family_of[info.env_id], args.pattern)]
+    listed = ([EnvRow(info) for info in infos] if args.all or args.json
+              else fold_families(infos, family_of))
+    return listed, len(infos)
+
+
 def run(args: argparse.Namespace) -> int:
     import colbench  # noqa: F401  (registers the env ids)
 
+    if args.kind != "envs" and (args.pattern or args.all or args.refresh):
+        raise ConfigError("FILTER, --all and --refresh go with 'colbench list envs'")
     kinds = [args.kind] if args.kind else list(registry.ALL)
     rich_envs = args.kind == "envs"
     as_json: dict[str, Any] = {}
     for kind in kinds:
-        rows, caught = _rows(kind)
+        rows, caught = (_declared_rows(kind), []) if rich_envs else _rows(kind)
         if rich_envs:
-            from colbench.cli.env_info import env_info
-
             # Every id, an uninstalled one too: its block says what to install.
-            infos = [env_info(name, counts=not args.no_counts) for name, _source in rows]
+            listed, count = _env_rows(rows, args)
             caught = [message for message in caught if "is not installed" not in message]
         if args.json:
-            as_json[kind] = ([info.to_json() for info in infos] if rich_envs
+            as_json[kind] = ([row.info.to_json() for row in listed] if rich_envs
                              else [{"name": name, "source": source} for name, source in rows])
             continue
         print(f"{kind}:")
         if rich_envs:
-            for info in infos:
-                print(format_env(info))
+            for row in listed:
+                print(format_family(row) if row.family else format_env(row.info))
+            if args.pattern and not listed:
+                print(f"  (no env matches {args.pattern!r})")
+            elif count > len(listed):
+                print(f"  ({count} ids in {len(listed)} rows; --all lists each id)")
         else:
             width = max((len(name) for name, _ in rows), default=0)
             for name, source in rows:

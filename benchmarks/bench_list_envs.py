@@ -1,0 +1,65 @@
+"""How long ``colbench list envs`` takes: gathering every env's facts afresh (``--refresh``,
+what every call cost before the listing kept a cache) against reading the cache, beside the
+floor any ``colbench`` command pays (starting Python and importing colbench).
+
+Each measure is the median over ``--repeats`` runs of a fresh ``python -m colbench.cli.main``
+process: wall-clock seconds and the CPU seconds the process used (on a shared machine the
+CPU figure says more than the clock).
+
+    python benchmarks/bench_list_envs.py [--repeats 3] [--counts]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+
+
+def timed(command: Sequence[str]) -> tuple[float, float]:
+    """``(wall seconds, CPU seconds)`` of one run of ``command`` (which must succeed)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def median_of(command: Sequence[str], repeats: int) -> tuple[float, float]:
+    runs = [timed(command) for _ in range(repeats)]
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--counts", action="store_true",
+                        help="count each split's tasks too (slower when gathered afresh)")
+    args = parser.parse_args(argv)
+    listing = [sys.executable, "-m", "colbench.cli.main", "list", "envs"]
+    if not args.counts:
+        listing.append("--no-counts")
+    subprocess.run(listing, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    fresh = median_of([*listing, "--refresh"], args.repeats)
+    cached = median_of(listing, args.repeats)
+    floor = median_of([sys.executable, "-c", "import colbench.cli.main"], args.repeats)
+    print(f"colbench list envs{'' if args.counts else ' --no-counts'}, median of "
+          f"{args.repeats} runs")
+    print(f"{'':32}{'wall s':>10}{'CPU s':>10}")
+    for name, (wall, cpu) in (("gathered afresh (before)", fresh), ("from the cache (after)",
+                                                                    cached),
+                              ("floor: import colbench.cli", floor)):
+        print(f"{name:32}{wall:>10.2f}{cpu:>10.2f}")
+    print(f"{'before / after':32}{fresh[0] / cached[0]:>9.1f}x{fresh[1] / cached[1]:>9.1f}x")
+    print(f"{'after minus the floor':32}{cached[0] - floor[0]:>10.2f}{cached[1] - floor[1]:>10.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
