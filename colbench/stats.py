@@ -52,6 +52,14 @@ least k scored trials, and ``n`` says how many tasks did. Their intervals are ov
 every task weighted alike (``success_rate`` weighs episodes, the same when every task has K
 scored trials); both are listed so that each family reads from 1 to K.
 
+**Paired tests** (two runs on the same episodes, as the viewer compares them): McNemar's test
+on success, which looks only at the discordant pairs (``gained``: only B succeeds; ``lost``:
+only A does), exact (a two-sided binomial test at p = 1/2) while they number fewer than
+:data:`MCNEMAR_EXACT_BELOW`, else the continuity-corrected chi-square; and a paired bootstrap
+on score (resampling pairs with a seeded generator, so the same runs give the same digits),
+whose interval is the percentile one and whose p-value is twice the smaller tail of the
+resampled differences around 0.
+
 Every sum is :func:`math.fsum` (correctly rounded), so the figures do not depend on the
 order of the episodes, which varies with the runner's concurrency.
 """
@@ -59,7 +67,9 @@ order of the episodes, which varies with the runner's concurrency.
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -342,3 +352,105 @@ def aggregate(episode_metrics: Iterable[Mapping[str, Any]],
         if keys is not None:
             out.update(pass_k_summaries(columns["success"], column_clusters["success"]))
     return out
+
+
+# --- paired tests ----------------------------------------------------------------------------
+#: McNemar's test is exact (binomial) below this many discordant pairs, chi-square from it on.
+MCNEMAR_EXACT_BELOW = 25
+#: Resamples of the paired bootstrap: enough for a p-value to two digits, quick enough for a
+#: page that asks on every comparison.
+BOOTSTRAP_RESAMPLES = 2000
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """The outcome of a paired test of run B against run A.
+
+    Parameters
+    ----------
+    method:
+        What was computed, in words (``"McNemar, exact binomial"``...).
+    n:
+        Pairs compared.
+    difference:
+        B's mean minus A's (a rate's difference for success).
+    p_value:
+        Two-sided p-value of "no difference".
+    ci95:
+        A 95% interval of ``difference``, or None where the test gives none.
+    """
+
+    method: str
+    n: int
+    difference: float
+    p_value: float
+    ci95: tuple[float, float] | None = None
+
+
+def _binomial_two_sided(k: int, n: int) -> float:
+    """Two-sided exact binomial p-value of ``k`` of ``n`` at p = 1/2 (twice the smaller tail,
+    at most 1)."""
+    low = min(k, n - k)
+    tail = math.fsum(math.comb(n, i) for i in range(low + 1)) / 2 ** n
+    return min(1.0, 2 * tail)
+
+
+def mcnemar_test(gained: int, lost: int, pairs: int) -> PairedTest:
+    """McNemar's test of success in B against A over ``pairs`` paired episodes.
+
+    Parameters
+    ----------
+    gained:
+        Pairs where only B succeeds.
+    lost:
+        Pairs where only A succeeds.
+    pairs:
+        Every pair scored on both sides (concordant ones included), for the difference of
+        success rates.
+    """
+    if min(gained, lost) < 0 or gained + lost > pairs:
+        raise ValueError(f"McNemar's test needs 0 <= gained + lost <= pairs, got gained="
+                         f"{gained}, lost={lost}, pairs={pairs}")
+    discordant = gained + lost
+    difference = (gained - lost) / pairs if pairs else 0.0
+    if discordant < MCNEMAR_EXACT_BELOW:
+        return PairedTest("McNemar, exact binomial", pairs, difference,
+                          _binomial_two_sided(gained, discordant) if discordant else 1.0)
+    statistic = (abs(gained - lost) - 1) ** 2 / discordant
+    return PairedTest("McNemar, chi-square with continuity correction", pairs, difference,
+                      math.erfc(math.sqrt(statistic / 2)))
+
+
+def paired_bootstrap(a: Sequence[float], b: Sequence[float], *,
+                     resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> PairedTest:
+    """A paired bootstrap of ``mean(b) - mean(a)``: pairs resampled with replacement
+    ``resamples`` times by a generator seeded with ``seed``.
+
+    Parameters
+    ----------
+    a, b:
+        The two runs' values, pair by pair (``a[i]`` and ``b[i]`` are one episode).
+    resamples:
+        How many resampled means of the differences.
+    seed:
+        The generator's seed: the same pairs and seed give the same figures.
+    """
+    if len(a) != len(b):
+        raise ValueError(f"a paired bootstrap needs as many values on each side, got "
+                         f"{len(a)} and {len(b)}")
+    if resamples < 1:
+        raise ValueError(f"resamples must be at least 1, got {resamples}")
+    differences = [y - x for x, y in zip(a, b, strict=True)]
+    n = len(differences)
+    if n == 0:
+        return PairedTest("paired bootstrap", 0, 0.0, 1.0, None)
+    observed = math.fsum(differences) / n
+    generator = random.Random(seed)
+    means = sorted(math.fsum(generator.choices(differences, k=n)) / n
+                   for _ in range(resamples))
+    low = means[max(0, math.floor(0.025 * resamples))]
+    high = means[min(resamples - 1, math.ceil(0.975 * resamples) - 1)]
+    below = sum(1 for mean in means if mean <= 0) / resamples
+    above = sum(1 for mean in means if mean >= 0) / resamples
+    return PairedTest(f"paired bootstrap, {resamples} resamples, seed {seed}", n, observed,
+                      min(1.0, 2 * min(below, above)), (low, high))

@@ -336,3 +336,59 @@ def test_summaries_round_trip_through_json_unchanged():
 def test_empty_input_gives_no_metrics():
     assert aggregate([]) == {}
     assert aggregate([], clusters=[]) == {}
+
+
+# --- paired tests ----------------------------------------------------------------------------
+def test_mcnemar_exact_matches_the_binomial_by_hand():
+    from colbench.stats import mcnemar_test
+
+    # 1 of 8 discordant pairs: 2 * (C(8,0) + C(8,1)) / 2^8 = 18/256.
+    result = mcnemar_test(gained=7, lost=1, pairs=20)
+    assert result.method == "McNemar, exact binomial"
+    assert result.p_value == pytest.approx(18 / 256)
+    assert result.difference == pytest.approx(6 / 20)
+    # Symmetric, never above 1, and 1 when nothing flipped.
+    assert mcnemar_test(1, 7, 20).p_value == pytest.approx(18 / 256)
+    assert mcnemar_test(3, 3, 10).p_value == 1.0
+    assert mcnemar_test(0, 0, 10).p_value == 1.0
+
+
+def test_mcnemar_uses_the_chi_square_for_many_flips():
+    from colbench.stats import mcnemar_test
+
+    # (|40 - 20| - 1)^2 / 60 = 6.0167: p = 0.014171 (chi-square, 1 df).
+    result = mcnemar_test(gained=40, lost=20, pairs=100)
+    assert "chi-square" in result.method
+    assert result.p_value == pytest.approx(0.014171, abs=2e-6)
+
+
+def test_mcnemar_refuses_impossible_counts():
+    from colbench.stats import mcnemar_test
+
+    with pytest.raises(ValueError, match="gained"):
+        mcnemar_test(5, 6, 10)
+
+
+def test_paired_bootstrap_is_seeded_and_finds_a_clear_shift():
+    from colbench.stats import paired_bootstrap
+
+    rng = random.Random(3)
+    a = [rng.random() * 0.5 for _ in range(40)]
+    b = [x + 0.3 for x in a]
+    first = paired_bootstrap(a, b, seed=7)
+    assert first == paired_bootstrap(a, b, seed=7)
+    assert first.difference == pytest.approx(0.3)
+    assert first.p_value == 0.0
+    assert first.ci95 == (pytest.approx(0.3), pytest.approx(0.3))
+    noisy = [x + rng.uniform(-0.2, 0.2) for x in a]
+    result = paired_bootstrap(a, noisy, seed=7)
+    assert result.ci95 is not None and result.ci95[0] < result.difference < result.ci95[1]
+    assert result.p_value > 0.05
+    assert paired_bootstrap(a, noisy, seed=8) != result
+
+
+def test_paired_bootstrap_refuses_unpaired_values():
+    from colbench.stats import paired_bootstrap
+
+    with pytest.raises(ValueError, match="as many values"):
+        paired_bootstrap([0.1, 0.2], [0.3])
