@@ -369,7 +369,10 @@ class Runner:
 
     def _prepare_out(self) -> set[tuple[str, int]]:
         records = self.run_dir.prepare(self.run_identity(), resume=self.config.resume,
-                                       extra={"sampling": asdict(self.config.sampling)},
+                                       extra={"sampling": asdict(self.config.sampling),
+                                              # How far along a run is (the viewer's n/N).
+                                              "planned_episodes":
+                                                  len(self.tasks) * self.config.trials},
                                        growth=self.growth)
         for record in records:
             if record.status == "ok":
