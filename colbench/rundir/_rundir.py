@@ -156,6 +156,12 @@ class RunDir:
         """True while this object holds the folder's writer lock."""
         return self._lock.held
 
+    def lock_holder(self) -> dict[str, Any]:
+        """What ``run.lock`` says of the process writing this folder (``pid``, ``host``,
+        ``since``); empty when it names none (no writer yet, or one that let go). A pid whose
+        process is gone is a writer that was killed or crashed."""
+        return self._lock.holder()
+
     # -- identity and resume ------------------------------------------------------------------
     def holds_run(self) -> bool:
         """True when a run was started here (``run.json`` exists)."""
