@@ -36,12 +36,11 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from importlib import metadata
 from typing import Any
 
 import gymnasium as gym
 
-from colbench import registry
+from colbench import registry, suites
 from colbench.errors import ConfigError
 
 #: The entry-point group of env families (see the module docstring).
@@ -117,7 +116,7 @@ def env_family(env_id: str) -> str | None:
 
 def _register_entry_point_families() -> None:
     """Register the families of the ``colbench.env_families`` group; one that fails warns."""
-    for ep in metadata.entry_points(group=FAMILY_GROUP):
+    for ep in suites.declarations(FAMILY_GROUP):
         key = f"{ep.name}={ep.value}"
         if key in _loaded_families:
             continue
@@ -134,7 +133,7 @@ def register_entry_point_envs() -> None:
     """Make every env id declared in the ``colbench.envs`` group known to Gymnasium
     (lazily: the module is imported by ``gym.make``), then register the env families of the
     ``colbench.env_families`` group."""
-    for ep in metadata.entry_points(group="colbench.envs"):
+    for ep in suites.declarations("colbench.envs"):
         if ep.name not in gym.registry:
             gym.register(id=ep.name, entry_point=ep.value, disable_env_checker=True)
     _register_entry_point_families()

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Generic, TypeVar
 
+from colbench import suites
 from colbench.errors import ConfigError, MissingExtraError
 
 T = TypeVar("T")
@@ -48,7 +49,7 @@ def import_object(path: str) -> Any:
     return obj
 
 
-def entry_point_source(ep: metadata.EntryPoint) -> str:
+def entry_point_source(ep: metadata.EntryPoint | suites.Declaration) -> str:
     """Where an entry point's component comes from, as ``colbench list`` shows it."""
     dist = getattr(ep, "dist", None)
     if dist is not None and dist.name == "colbench":
@@ -72,7 +73,7 @@ class Registry(Generic[T]):
         self._lock = threading.RLock()
         self._builtin_modules = builtin_modules
         self._builtins_loaded = False
-        self._entry_points: dict[str, metadata.EntryPoint] | None = None
+        self._entry_points: dict[str, suites.Declaration] | None = None
 
     # -- registration -----------------------------------------------------------------------
     def register(self, name: str, obj: T | None = None, *, source: str = "builtin",
@@ -113,10 +114,11 @@ class Registry(Generic[T]):
                     warnings.warn(f"colbench: built-in {self.kind} module {module!r} not "
                                   f"loaded: {exc}", stacklevel=3)
 
-    def _eps(self) -> dict[str, metadata.EntryPoint]:
+    def _eps(self) -> dict[str, suites.Declaration]:
         if self._entry_points is None:
-            found: dict[str, metadata.EntryPoint] = {}
-            for ep in metadata.entry_points(group=self.group):
+            found: dict[str, suites.Declaration] = {}
+            # Suite manifests first, then the group's own (deprecated for suites) entry points.
+            for ep in suites.declarations(self.group):
                 found.setdefault(ep.name, ep)
             self._entry_points = found
         return self._entry_points
