@@ -54,17 +54,18 @@ FRONTEND = SuiteManifest(
     task_fields=("problem_description",),
 )
 
-_WEB_IDS = ("colbench/Web-v0", "colbench/WebShop-v0", "colbench/WebForum-v0",
-            "colbench/WebAdmin-v0")
-_WEB_CLASSES = ("WebEnv", "WebShopEnv", "WebForumEnv", "WebAdminEnv")
+_WEB_ENVS = {"colbench/Web-v0": "colbench.gyms.web.env:WebEnv",
+             "colbench/WebShop-v0": "colbench.gyms.web.env:WebShopEnv",
+             "colbench/WebForum-v0": "colbench.gyms.web.env:WebForumEnv",
+             "colbench/WebAdmin-v0": "colbench.gyms.web.env:WebAdminEnv"}
 WEB = SuiteManifest(
     name="web",
     description="Self-hosted web sites (shop, forum, admin) played in a real browser",
     extra="web",
-    envs={env_id: f"colbench.gyms.web.env:{cls}" for env_id, cls in zip(_WEB_IDS, _WEB_CLASSES)},
+    envs=_WEB_ENVS,
     protocols=("colbench",),
     # One replay serves the four ids.
-    replays=dict.fromkeys(_WEB_IDS, "colbench.gyms.web.replay:WebReplay"),
+    replays=dict.fromkeys(_WEB_ENVS, "colbench.gyms.web.replay:WebReplay"),
     scripted_agents=("oracle", "random"),
 )
 

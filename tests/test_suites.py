@@ -7,12 +7,11 @@ import warnings
 from importlib import metadata
 
 import pytest
+from test_registry import fake_distribution
 
 from colbench import registry, suites
 from colbench.errors import ConfigError
 from colbench.suites import SuiteManifest
-
-from test_registry import fake_distribution
 
 SUITES = ("backend", "frontend", "web", "craft", "embodied", "search")
 #: The per-kind groups a suite's components used to be declared in, one entry point each.
