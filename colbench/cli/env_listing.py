@@ -24,6 +24,7 @@ from importlib import metadata, util
 from pathlib import Path
 from typing import Any
 
+from colbench import registry
 from colbench.cli import env_info as env_info_module
 from colbench.cli.env_info import EnvInfo, env_info
 
@@ -31,7 +32,7 @@ from colbench.cli.env_info import EnvInfo, env_info
 CACHE_FILE = "list-envs.json"
 #: Bumped when the cached rows' shape changes.
 CACHE_FORMAT = 2
-_ENV_GROUPS = ("colbench.envs", "colbench.env_families")
+_ENV_GROUPS = ("colbench.envs", "colbench.env_families", "colbench.suites")
 
 
 def cache_root() -> Path:
@@ -89,6 +90,8 @@ def fingerprint() -> str:
     """A hash of everything the listed facts depend on (see the module docstring)."""
     declared = sorted(f"{group} {ep.name}={ep.value}" for group in _ENV_GROUPS
                       for ep in metadata.entry_points(group=group))
+    declared += sorted(f"declared {name}={getattr(ep, 'value', ep)}"
+                       for name, ep in registry.envs._eps().items())
     modules = {line.split("=", 1)[1].split(":")[0] for line in declared}
     cache = cache_root()
     # Each suite's task-set folder; this file's own is left out (writing it changes nothing).
@@ -109,12 +112,12 @@ def fingerprint() -> str:
 def declared_ids() -> set[str]:
     """The env ids declared by entry points: alone (``colbench.envs``) or in a family
     (``colbench.env_families``, registered when colbench is imported)."""
-    from colbench.envs import env_family
-
-    ids = {ep.name for ep in metadata.entry_points(group="colbench.envs")}
     import colbench  # noqa: F401  (registers the families)
     from colbench import registry
+    from colbench.envs import env_family
 
+    # The registry's own view of what is declared (entry points, suite manifests).
+    ids = set(registry.envs._eps())
     return ids | {name for name in registry.envs.names() if env_family(name) is not None}
 
 

@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import warnings
-from importlib import metadata
 from typing import Any
 
 from colbench import registry
@@ -83,7 +82,7 @@ def _declared_rows(kind: str) -> list[tuple[str, str]]:
     """``(name, source)`` per component of ``kind`` without loading any entry point (the
     env listing's facts say when one cannot load)."""
     reg = registry.ALL[kind]
-    declared = {ep.name: ep for ep in metadata.entry_points(group=reg.group)}
+    declared = reg._eps()  # the registry's own view: entry points, suite manifests
     rows = []
     for name in reg.names():
         if reg.is_registered(name) or name not in declared:
