@@ -15,7 +15,10 @@ def test_every_package_is_listed():
     import tomllib
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    listed = set(config["packages"])
+    listed_in_order = config["packages"]
+    twice = sorted({name for name in listed_in_order if listed_in_order.count(name) > 1})
+    assert twice == [], "pyproject.toml lists packages more than once"
+    listed = set(listed_in_order)
     found = set()
     for folder, prefix in TOP.items():
         for init in (ROOT / folder).rglob("__init__.py"):
