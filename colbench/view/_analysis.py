@@ -25,12 +25,14 @@ from typing import Any
 
 from colbench.records import EpisodeRecord
 from colbench.rundir import RunDir
+from colbench.stats import PairedTest, mcnemar_test, paired_bootstrap
 from colbench.tasks import GROUP_KEYS
 from colbench.view._plots import bar_chart, histogram, line_chart
 from colbench.view._runs import (
     LoadedRun,
     episode_images,
     score_of,
+    shown_path,
     walk_folders,
 )
 
@@ -156,17 +158,22 @@ def episode_row(record: EpisodeRecord, groups: dict[str, str]) -> dict[str, Any]
             "images": len(episode_images(record))}
 
 
-def transcript(record: EpisodeRecord, image_url: Callable[[int], str]) -> dict[str, Any]:
+def transcript(record: EpisodeRecord, image_url: Callable[[int], str],
+               run_path: Path | None = None) -> dict[str, Any]:
     """One episode, all of it: every turn's observation, action, reward and reply, the
     metrics and failure, and the images as URLs (``image_url(n)`` for the n-th image of
-    :func:`episode_images`), never their content."""
+    :func:`episode_images`), never their content. Absolute paths among the images, metrics
+    and turn infos are shown relative (:func:`shown_path`, from ``run_path``)."""
+    base = run_path if run_path is not None else Path.cwd()
     images = episode_images(record)
     by_turn: dict[int | None, list[dict[str, str]]] = defaultdict(list)
     for number, (path, caption, turn) in enumerate(images):
-        by_turn[turn].append({"url": image_url(number), "caption": caption, "path": path})
+        by_turn[turn].append({"url": image_url(number), "caption": caption,
+                              "path": shown_path(path, base)})
     turns = []
     for number, turn in enumerate(record.turns, 1):
-        info = {key: value for key, value in turn.info.items() if key != "images"}
+        info = {key: _relative_paths(value, base) for key, value in turn.info.items()
+                if key != "images"}
         turns.append({"turn": number, "observation": turn.observation, "action": turn.action,
                       "reward": turn.reward, "next_observation": turn.next_observation,
                       "model_seconds": turn.model_seconds, "env_seconds": turn.env_seconds,
@@ -178,9 +185,22 @@ def transcript(record: EpisodeRecord, image_url: Callable[[int], str]) -> dict[s
             "outcome": record.outcome, "failure": record.failure_kind,
             "error": record.error, "attempts": record.attempts,
             "system_prompt": record.system_prompt, "final_answer": record.final_answer,
-            "metrics": record.metrics, "terminated": record.terminated,
+            "metrics": {key: _relative_paths(value, base)
+                        for key, value in record.metrics.items()},
+            "terminated": record.terminated,
             "truncated": record.truncated, "seconds": record.seconds, "turns": turns,
             "renders": by_turn.get(None, [])}
+
+
+def _relative_paths(value: Any, base: Path) -> Any:
+    """``value`` with every string that is an absolute path (alone, or in a list) shown
+    relative (:func:`shown_path`)."""
+    if isinstance(value, str) and value.startswith("/") and "\n" not in value \
+            and len(value) < 1024:
+        return shown_path(value, base)
+    if isinstance(value, list):
+        return [_relative_paths(item, base) for item in value]
+    return value
 
 
 def breakdown(records: Sequence[EpisodeRecord], groups: Sequence[dict[str, str]],
@@ -242,18 +262,26 @@ def _natural(text: str) -> list[Any]:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
 
 
-def compare(run_a: LoadedRun, run_b: LoadedRun) -> dict[str, Any]:
+def compare(run_a: LoadedRun, run_b: LoadedRun, *, seed: int = 0) -> dict[str, Any]:
     """Two runs on the same tasks, per (task, trial): each side's outcome and score, and
     whether success flipped (``gained``: only B succeeds; ``lost``: only A does). Episodes
-    that only one run holds are listed as such; a difference of env or task set is named."""
+    that only one run holds are listed as such; a difference of env or task set is named.
+    ``tests`` holds McNemar's test on success and a paired bootstrap (seeded with ``seed``)
+    on score, over the episodes scored in both runs."""
     keys = sorted(set(run_a.by_key) | set(run_b.by_key))
     rows = []
     totals: Counter[str] = Counter()
+    score_pairs: list[tuple[float, float]] = []
     for key in keys:
         a, b = run_a.by_key.get(key), run_b.by_key.get(key)
         change = _change(a, b)
         totals[change] += 1
+        if a is not None and b is not None:
+            score_a, score_b = score_of(a), score_of(b)
+            if score_a is not None and score_b is not None:
+                score_pairs.append((score_a, score_b))
         rows.append({"task_id": key[0], "trial": key[1], "change": change,
+                     "flipped": change in ("gained", "lost"),
                      "a": None if a is None else {"outcome": a.outcome, "score": score_of(a)},
                      "b": None if b is None else {"outcome": b.outcome, "score": score_of(b)}})
     warnings = []
@@ -266,8 +294,19 @@ def compare(run_a: LoadedRun, run_b: LoadedRun) -> dict[str, Any]:
         if run_a.summary.protocol != run_b.summary.protocol:
             warnings.append(f"different protocols: {run_a.summary.protocol} and "
                             f"{run_b.summary.protocol}")
+    paired = sum(totals[c] for c in ("gained", "lost", "both succeed", "both fail"))
+    tests: dict[str, Any] = {
+        "success": _test_row(mcnemar_test(totals["gained"], totals["lost"], paired))}
+    if score_pairs:
+        tests["score"] = _test_row(paired_bootstrap([a for a, _ in score_pairs],
+                                                    [b for _, b in score_pairs], seed=seed))
     return {"a": run_a.listing(), "b": run_b.listing(), "rows": rows,
-            "totals": dict(totals), "warnings": warnings}
+            "totals": dict(totals), "warnings": warnings, "tests": tests}
+
+
+def _test_row(test: PairedTest) -> dict[str, Any]:
+    return {"method": test.method, "n": test.n, "difference": test.difference,
+            "p_value": test.p_value, "ci95": None if test.ci95 is None else list(test.ci95)}
 
 
 def _change(a: EpisodeRecord | None, b: EpisodeRecord | None) -> str:

@@ -6,13 +6,14 @@ and every other command stay free of it.
 API (every answer JSON, except images and the page's own files):
 
 * ``GET /api/runs``: every run found, its identity, counts, success and score, status
-  (``in progress`` until ``summary.json`` exists) and ``version`` (changes when its files do);
+  (``running`` with n/N and an ETA, ``stopped`` with why, or ``finished``) and ``version`` (changes when its files do);
 * ``GET /api/runs/ID``: one run and its episode list (outcome, score, turns, group values);
 * ``GET /api/runs/ID/episode?task=T&trial=N``: one transcript, images as URLs;
 * ``GET /api/runs/ID/image?task=T&trial=N&n=K``: the K-th image the episode names;
 * ``GET /api/runs/ID/breakdown?key=K``: per group of task metadata ``K``, turns used, score
   histogram, with SVG plots;
-* ``GET /api/compare?a=ID&b=ID``: two runs per (task, trial), flips marked;
+* ``GET /api/compare?a=ID&b=ID``: two runs per (task, trial), flips marked, with McNemar's
+  test on success and a paired bootstrap on score;
 * ``GET /api/training``: loss, reward and other curves from trainers' logs under the folders.
 
 Requests whose ``Host`` is not the address served are refused while the server listens on a
@@ -43,7 +44,7 @@ from colbench.view._analysis import (
     training_plots,
     transcript,
 )
-from colbench.view._runs import LoadedRun, RunIndex
+from colbench.view._runs import LoadedRun, RunIndex, shown_path
 
 try:
     import flask
@@ -125,7 +126,7 @@ def create_app(roots: Sequence[str | Path], *, poll_seconds: float = DEFAULT_POL
             query = urlencode({"task": task_id, "trial": trial, "n": number})
             return f"/api/runs/{run.id}/image?{query}"
 
-        return transcript(record, image_url)
+        return transcript(record, image_url, run.path)
 
     @app.get("/api/runs/<run_id>/image")
     def image(run_id: str) -> Any:
@@ -163,7 +164,8 @@ def create_app(roots: Sequence[str | Path], *, poll_seconds: float = DEFAULT_POL
     @app.get("/api/training")
     def training() -> Any:
         found = find_trainings(index.roots)
-        return {"trainings": [{"path": str(path), "plots": training_plots(curves),
+        return {"trainings": [{"path": str(path), "label": shown_path(str(path), Path.cwd()),
+                               "plots": training_plots(curves),
                                "curves": {name: [list(point) for point in points]
                                           for name, points in curves.items()}}
                               for path, curves in found.items()]}

@@ -14,9 +14,12 @@ that episode's own list of images. See :meth:`RunIndex.image_path` for which ima
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import socket
 import statistics
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,9 +50,11 @@ def episode_images(record: EpisodeRecord) -> list[tuple[str, str, int | None]]:
     of the episode (turn None). A path named twice is listed each time."""
     images: list[tuple[str, str, int | None]] = []
     for number, turn in enumerate(record.turns, 1):
-        for path in turn.info.get("images") or []:
-            if isinstance(path, str) and path:
-                images.append((path, Path(path).name, number))
+        paths = [path for path in turn.info.get("images") or [] if isinstance(path, str) and path]
+        for index, path in enumerate(paths, 1):
+            # Captioned by role: a cache's hash file name tells the reader nothing.
+            caption = f"turn {number}" if len(paths) == 1 else f"turn {number}, image {index}"
+            images.append((path, caption, number))
     for key, caption in (("target_image", "target"), ("final_image", "final")):
         value = record.lookup(key)
         if isinstance(value, str) and value:
@@ -63,6 +68,120 @@ def score_of(record: EpisodeRecord) -> float | None:
     if record.status != "ok" or isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value)
+
+
+def shown_path(value: str, run_path: Path) -> str:
+    """A path as the page shows it: relative to the run, else to the working directory, else
+    to the home folder (``~/...``); other absolute paths keep only their last two parts, so
+    that no absolute cache path reaches the page."""
+    path = Path(value)
+    if not path.is_absolute():
+        return value
+    for base, prefix in ((run_path, ""), (Path.cwd(), ""), (Path.home(), "~/")):
+        try:
+            return prefix + str(path.relative_to(base))
+        except ValueError:
+            continue
+    return str(Path("\u2026", *path.parts[-2:]))
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process, alive
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _since_epoch(text: Any) -> float | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        return time.mktime(time.strptime(text[:19], "%Y-%m-%dT%H:%M:%S"))
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class RunState:
+    """Where a run stands: ``running`` (a live process holds its lock), ``stopped`` (no
+    summary and nobody writing it, ``reason`` says why) or ``finished``; with the episodes
+    done, the episodes planned (None for runs written before ``run.json`` recorded it) and,
+    while running, an estimate of the seconds left."""
+
+    state: str
+    reason: str | None
+    done: int
+    planned: int | None
+    eta_seconds: float | None = None
+
+
+def run_state(folder: Path, records: Sequence[EpisodeRecord], finished: bool,
+              now: float | None = None) -> RunState:
+    """The state of the run in ``folder`` from its summary, its lock and its last records.
+
+    Parameters
+    ----------
+    folder:
+        The run directory.
+    records:
+        Its latest record per episode.
+    finished:
+        Whether ``summary.json`` exists.
+    now:
+        The time to measure the estimate from (``time.time()`` when None).
+    """
+    now = time.time() if now is None else now
+    planned = _planned_episodes(RunDir(folder))
+    done = len(records)
+    if finished:
+        return RunState("finished", None, done, planned)
+    # The lock's holder writes its pid when it takes the lock and clears it when it lets go;
+    # a pid left behind whose process is gone was killed or crashed.
+    holder = RunDir(folder).lock_holder()
+    pid = holder.get("pid")
+    if isinstance(pid, int) and not isinstance(pid, bool):
+        host = holder.get("host")
+        if isinstance(host, str) and host and host != socket.gethostname():
+            return RunState("running", f"by pid {pid} on {host}", done, planned)
+        if _process_alive(pid):
+            since = _since_epoch(holder.get("since"))
+            return RunState("running", f"by pid {pid}", done, planned,
+                            _eta(records, planned, since, now))
+        return RunState("stopped", f"its process (pid {pid}) ended without finishing: killed "
+                        "or crashed; rerun its command to resume", done, planned)
+    reason = "interrupted: no process is writing it; rerun its command to resume"
+    last = max(records, key=lambda r: (r.started_at or 0.0) + (r.seconds or 0.0), default=None)
+    if last is not None and last.failure_kind is not None and last.error:
+        first_line = last.error.strip().splitlines()[0] if last.error.strip() else ""
+        reason += f" (its last episode ended in a {last.failure_kind} error: {first_line[:120]})"
+    return RunState("stopped", reason, done, planned)
+
+
+def _planned_episodes(run_dir: RunDir) -> int | None:
+    try:
+        planned = json.loads(run_dir.run_path.read_text(encoding="utf-8")).get(
+            "planned_episodes")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return planned if isinstance(planned, int) and not isinstance(planned, bool) else None
+
+
+def _eta(records: Sequence[EpisodeRecord], planned: int | None, since: float | None,
+         now: float) -> float | None:
+    """Seconds left at the pace of this session (episodes that ended since the lock was
+    taken, over the time since): None before the first of them ends."""
+    if planned is None or since is None or now <= since:
+        return None
+    ended = sum(1 for r in records if r.started_at is not None and r.seconds is not None
+                and r.started_at + r.seconds >= since)
+    if not ended:
+        return None
+    return max(0, planned - len(records)) * (now - since) / ended
 
 
 def run_id_of(path: Path) -> str:
@@ -111,9 +230,14 @@ class LoadedRun:
 
     @property
     def status(self) -> str:
-        """``done`` once the runner wrote ``summary.json``; ``in progress`` before (a run
-        still going, or one that was interrupted and may be resumed)."""
-        return "in progress" if self.partial else "done"
+        """``finished`` once the runner wrote ``summary.json``; before, ``running`` while a
+        live process holds its lock and ``stopped`` otherwise (:func:`run_state`)."""
+        return self.state().state
+
+    def state(self) -> RunState:
+        """Where the run stands now (read from its lock on every call: a writer's death
+        changes no file the signature watches)."""
+        return run_state(self.path, self.records, not self.partial)
 
     @property
     def version(self) -> str:
@@ -126,9 +250,12 @@ class LoadedRun:
         scored = [r for r in self.records if r.status == "ok"]
         scores = [s for s in (score_of(r) for r in scored) if s is not None]
         turns = [len(r.turns) for r in scored]
+        state = self.state()
         row: dict[str, Any] = {
-            "id": self.id, "label": self.label, "path": str(self.path), "status": self.status,
-            "version": self.version, "problem": self.problem,
+            "id": self.id, "label": self.label, "path": self.label, "status": state.state,
+            "state_reason": state.reason, "planned": state.planned,
+            "eta_seconds": state.eta_seconds,
+            "version": self.version + state.state[0], "problem": self.problem,
             "episodes": len(self.records), "ok": len(scored),
             "env_errors": sum(1 for r in self.records if r.failure_kind == "env"),
             "model_errors": sum(1 for r in self.records if r.failure_kind == "model"),

@@ -4,8 +4,12 @@ updates as a run appends episodes, and that nothing outside the runs can be fetc
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import struct
+import subprocess
+import sys
+import time
 import zlib
 from pathlib import Path
 
@@ -53,7 +57,7 @@ def test_a_folder_of_runs_is_searched_and_each_run_summarised(runs_root, backend
     oracle = runs["oracle"]
     assert (oracle["env"], oracle["model"], oracle["protocol"]) == (
         "colbench/Backend-v0", "scripted:oracle", "colbench")
-    assert oracle["status"] == "done" and oracle["episodes"] == 4
+    assert oracle["status"] == "finished" and oracle["episodes"] == 4
     assert oracle["success_rate"] == 1.0 and oracle["score"] == 1.0
     assert oracle["task_set"] == runs["no-ask"]["task_set"]
     guess = runs["guess"]
@@ -62,12 +66,67 @@ def test_a_folder_of_runs_is_searched_and_each_run_summarised(runs_root, backend
     assert runs["no-ask"]["success_rate"] < 1.0
 
 
-def test_a_run_without_summary_is_in_progress(tmp_path, guess_mixed):
-    run = tmp_path / "killed"
-    shutil.copytree(guess_mixed, run)
-    RunDir(run).summary_path.unlink()
-    [row] = get_json(client_for(run), "/api/runs")["runs"]
-    assert row["status"] == "in progress" and row["episodes"] == 4 and row["env"]
+#: A process that takes a run directory's writer lock as the runner does, says so, and holds
+#: it until it is killed.
+HOLD_LOCK = ("import sys, time\nfrom colbench.rundir import RunDir\n"
+             "RunDir(sys.argv[1]).acquire_lock()\nprint('held', flush=True)\ntime.sleep(600)")
+
+
+def hold_lock(run: Path) -> subprocess.Popen:
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(run)],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def unfinished_copy(tmp_path: Path, run: Path, name: str, planned: int = 10) -> Path:
+    """A copy of ``run`` without its summary, planned as ``planned`` episodes."""
+    copy = tmp_path / name
+    shutil.copytree(run, copy)
+    RunDir(copy).summary_path.unlink()
+    info = json.loads(RunDir(copy).run_path.read_text())
+    RunDir(copy).run_path.write_text(json.dumps({**info, "planned_episodes": planned}))
+    return copy
+
+
+def test_runs_are_running_stopped_or_finished(tmp_path, guess_mixed):
+    assert json.loads(RunDir(guess_mixed).run_path.read_text())["planned_episodes"] == 4
+    live = unfinished_copy(tmp_path / "runs", guess_mixed, "live")
+    killed = unfinished_copy(tmp_path / "runs", guess_mixed, "killed")
+    interrupted = unfinished_copy(tmp_path / "runs", guess_mixed, "interrupted")
+    shutil.copytree(guess_mixed, tmp_path / "runs" / "finished")
+    holders = [hold_lock(live), hold_lock(killed)]
+    try:
+        # The live writer appends an episode after it took the lock: the pace it sets is
+        # what the estimate goes by.
+        records = RunDir(live).latest_episodes()
+        fresh = records[-1].model_copy(update={"task_id": "guess-test-004",
+                                               "started_at": time.time(), "seconds": 0.01})
+        with RunDir(live).episodes_path.open("a") as handle:
+            handle.write(fresh.model_dump_json() + "\n")
+        holders[1].kill()
+        holders[1].wait()
+        writer = RunDir(interrupted)
+        writer.acquire_lock()  # as the runner does, then lets go on Ctrl-C
+        writer.release_lock()
+        rows = {Path(r["path"]).name: r for r in
+                get_json(client_for(tmp_path / "runs"), "/api/runs")["runs"]}
+    finally:
+        for holder in holders:
+            holder.kill()
+            holder.wait()
+    assert rows["live"]["status"] == "running"
+    assert (rows["live"]["episodes"], rows["live"]["planned"]) == (5, 10)
+    assert rows["live"]["eta_seconds"] is not None and rows["live"]["eta_seconds"] > 0
+    assert rows["killed"]["status"] == "stopped"
+    assert f"pid {holders[1].pid}" in rows["killed"]["state_reason"]
+    assert "killed or crashed" in rows["killed"]["state_reason"]
+    assert rows["interrupted"]["status"] == "stopped"
+    assert "interrupted" in rows["interrupted"]["state_reason"]
+    assert rows["finished"]["status"] == "finished" and rows["finished"]["planned"] == 4
+    # Once the live writer is gone, the same run reads as stopped.
+    row = get_json(client_for(live), "/api/runs")["runs"][0]
+    assert row["status"] == "stopped" and "killed or crashed" in row["state_reason"]
 
 
 def test_episode_list_outcomes_and_groups(backend_oracle, backend_no_ask, guess_mixed):
@@ -114,6 +173,10 @@ def test_frontend_renders_are_urls_served_from_the_record(frontend_oracle):
         assert image.status_code == 200 and image.mimetype == "image/png"
         assert image.data == Path(record.metrics[key]).read_bytes()
     assert episode["turns"][0]["images"], "the turn's own render is listed under it"
+    # Captioned by role, and no absolute path of the render cache reaches the page.
+    assert [im["caption"] for im in episode["turns"][0]["images"]] == ["turn 1"]
+    assert str(Path(record.metrics["target_image"]).parent) not in response.get_data(
+        as_text=True)
 
 
 def test_breakdown_by_family_with_plots(backend_no_ask):
@@ -167,6 +230,33 @@ def test_plot_labels_from_runs_are_escaped():
     assert "<script>" not in chart and "&lt;script&gt;" in chart and "t &amp; &lt;b&gt;" in chart
 
 
+def test_a_one_point_curve_is_centred_with_its_value_as_the_tick():
+    from colbench.view._plots import line_chart
+
+    chart = line_chart({"loss": [(5.0, 0.6810834202368096)]}, title="loss")
+    assert ">0.681</text>" in chart and "0.6810834" not in chart
+    assert '<circle cx="' in chart
+    frame = re.search(r'<rect x="(\d+)" y="24" width="(\d+)"', chart)
+    assert frame is not None
+    left, width = int(frame[1]), int(frame[2])
+    dot = float(re.search(r'<circle cx="([\d.]+)"', chart)[1])
+    assert dot == pytest.approx(left + width / 2)  # in the middle, not on the frame's edge
+
+
+def test_long_axis_labels_fit_inside_the_chart():
+    from colbench.view._plots import bar_chart, line_chart
+
+    chart = line_chart({"kl": [(1, 0.0000123451), (2, 0.0000123462)]}, title="kl")
+    for x, label in re.findall(r'<text x="([\d.]+)" y="[\d.]+" text-anchor="end">([^<]+)<',
+                               chart):
+        assert float(x) - 6.5 * len(label) >= 0, label
+    bars = bar_chart(["a rather long group name of thirty chars"], [0.5], title="t",
+                     maximum=1.0, percent=True)
+    x, label = re.search(r'<text x="([\d.]+)" y="[\d.]+" text-anchor="end">([^<]+)<',
+                         bars).groups()
+    assert float(x) - 6.5 * len(label) >= 0, label
+
+
 def test_axis_ends_of_a_narrow_curve_read_differently():
     from colbench.view._plots import line_chart
 
@@ -188,6 +278,22 @@ def test_comparison_marks_flips_per_task(backend_oracle, backend_no_ask):
     assert body["totals"].get("gained", 0) == sum(1 for won in no_ask.values() if not won)
     reverse = get_json(client, f"/api/compare?a={b}&b={a}")
     assert reverse["totals"].get("lost", 0) == body["totals"].get("gained", 0)
+    assert [row["flipped"] for row in body["rows"]] == [
+        row["change"] == "gained" for row in body["rows"]]
+    # The paired tests, over the four pairs, as colbench.stats computes them.
+    from colbench.stats import mcnemar_test, paired_bootstrap
+
+    gained = body["totals"].get("gained", 0)
+    success = body["tests"]["success"]
+    assert success["method"] == "McNemar, exact binomial" and success["n"] == 4
+    assert success["p_value"] == mcnemar_test(gained, 0, 4).p_value
+    assert success["difference"] == gained / 4
+    scores = {r.task_id: r.metrics["score"] for r in RunDir(backend_no_ask).latest_episodes()}
+    expected = paired_bootstrap([scores[row["task_id"]] for row in body["rows"]],
+                                [row["b"]["score"] for row in body["rows"]])
+    assert body["tests"]["score"]["p_value"] == expected.p_value
+    assert body["tests"]["score"]["ci95"] == list(expected.ci95)
+    assert get_json(client, f"/api/compare?a={a}&b={b}")["tests"] == body["tests"]  # seeded
 
 
 def test_comparison_names_different_task_sets(backend_oracle, guess_mixed):
