@@ -165,18 +165,22 @@ class ToolChat:
         # Turn -> (the tool call, the assistant's text beside it).
         self._calls: dict[int, tuple[dict[str, Any], str]] = {}
 
-    def messages(self, conversation: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """The runner's chat, with each turn played by a tool call written as the call and
-        its ``tool`` answer."""
+    def messages(self, conversation: Sequence[Mapping[str, Any]],
+                 turn: int) -> list[dict[str, Any]]:
+        """The runner's chat at turn ``turn`` (the turns played so far), with each turn
+        played by a tool call written as the call and its ``tool`` answer. The last ``turn``
+        assistant messages are the turns; any before them open the chat (a protocol's
+        message structure, e.g. AgentGym's instruction turn and its OK)."""
         out: list[dict[str, Any]] = []
-        turn = 0
+        assistant = sum(1 for m in conversation if m.get("role") == "assistant")
+        index = turn - assistant  # the turn of the next assistant message (< 0: opening)
         answering: dict[str, Any] | None = None
         for message in conversation:
             role = message.get("role")
             if role == "assistant":
                 answering = None
-                played = self._calls.get(turn)
-                turn += 1
+                played = self._calls.get(index)
+                index += 1
                 if played is not None:
                     call, text = played
                     out.append({"role": "assistant", "content": text or None,

@@ -493,7 +493,8 @@ class HFToolEpisode(ToolEpisode, BaseChatModel):
 
     async def respond(self, conversation: Conversation, params: SamplingParams | None,
                       context: EpisodeContext) -> Completion:
-        prompt = ToolPrompt(self.chat.messages(conversation), self.chat.schemas)
+        prompt = ToolPrompt(self.chat.messages(conversation, context.turn),
+                            self.chat.schemas)
         (completion,) = await self.model.agenerate([prompt], params)
         calls = self.tool_calls(completion.text, context.turn, self.model.render(prompt))
         if calls:

@@ -41,7 +41,8 @@ def test_prompts_carry_the_tools_and_calls_become_the_envs_messages(tool_model) 
         first, _ = env.reset(seed=0)
         episode = tool_model.bind_episode(env, EpisodeContext("colbench/TextCraft-v0", "t", 0, 0))
         prompt = tool_model.render(ToolPrompt(
-            episode.chat.messages([{"role": "user", "content": first}]), episode.chat.schemas))
+            episode.chat.messages([{"role": "user", "content": first}], 0),
+            episode.chat.schemas))
         assert '"name": "craft"' in prompt and "<tools>" in prompt
         reply = ('<tool_call>\n{"name": "get", "arguments": {"count": 2, "item": "oak log"}}\n'
                  "</tool_call>")
@@ -54,7 +55,7 @@ def test_prompts_carry_the_tools_and_calls_become_the_envs_messages(tool_model) 
         chat = episode.chat.messages([
             {"role": "user", "content": first},
             {"role": "assistant", "content": "Action: get 2 oak log"},
-            {"role": "user", "content": "Got 2 oak log"}])
+            {"role": "user", "content": "Got 2 oak log"}], 1)
         rendered = tool_model.render(ToolPrompt(chat, episode.chat.schemas))
         assert "<tool_response>\nGot 2 oak log\n</tool_response>" in rendered
         assert episode.tool_calls("just words, no call", 1, rendered) == []

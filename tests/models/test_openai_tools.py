@@ -75,7 +75,9 @@ def _call(name: str, arguments: dict[str, Any], turn: int) -> dict[str, Any]:
 
 
 def _turn(request: dict[str, Any]) -> int:
-    return sum(1 for m in request["messages"] if m["role"] == "assistant")
+    """The turn a request asks for: the calls made so far (every turn of these tests but a
+    last plain reply is a call; a protocol may open the chat with an assistant message)."""
+    return sum(1 for m in request["messages"] if m.get("tool_calls"))
 
 
 def _episodes(run_dir: Path) -> list[dict[str, Any]]:
@@ -156,9 +158,9 @@ def _offered_tools() -> dict[str, tuple[ActionTool, ...]]:
         tools = getattr(cls, "action_tools", None)
         if isinstance(tools, tuple) and tools:
             offered[env_id] = tools
-        for protocol, by_protocol in (getattr(cls, "action_tools_by_protocol", None)
-                                      or {}).items():
-            offered[f"{env_id} --protocol {protocol}"] = by_protocol
+        for spec in getattr(cls, "protocol_specs", None) or ():  # tools per protocol
+            if getattr(spec, "action_tools", None):
+                offered[f"{env_id} --protocol {spec.name}"] = tuple(spec.action_tools)
     return offered
 
 
@@ -221,3 +223,28 @@ def test_a_frontend_answer_call_is_the_page_the_env_reads() -> None:
     page = '<html><body><p class="text-red-500">hi</p></body></html>'
     message = message_for_call(FRONTEND_TOOLS, "answer", {"html": page})
     assert is_final_answer(message) and extract_html(message).strip() == page
+
+
+def test_a_chat_a_protocol_opens_keeps_its_opening_and_writes_back_the_calls() -> None:
+    """AgentGym's message structure opens with an instruction and the assistant's OK: the
+    turns are the last assistant messages, so the OK stays a plain message."""
+    from colbench.models.base import Completion
+    from colbench.tools import ToolChat
+
+    tool = ActionTool(name="inventory", description="", template="Action: inventory")
+    chat = ToolChat([tool])
+    call = {"id": "c0", "type": "function",
+            "function": {"name": "inventory", "arguments": "{}"}}
+    taken = chat.take(Completion(text="", extra={"tool_calls": [call]}), 0)
+    assert taken.text == "Action: inventory"
+    conversation = [{"role": "user", "content": "instructions"},
+                    {"role": "assistant", "content": "OK."},
+                    {"role": "user", "content": "first observation"},
+                    {"role": "assistant", "content": "Action: inventory"},
+                    {"role": "user", "content": "Inventory: empty"}]
+    assert chat.messages(conversation, 1) == [
+        {"role": "user", "content": "instructions"},
+        {"role": "assistant", "content": "OK."},
+        {"role": "user", "content": "first observation"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c0", "content": "Inventory: empty"}]
