@@ -3,7 +3,8 @@
 Exit status: 0 when the run finished within ``--max-error-rate``; 1 when it finished with too
 many model or environment errors, or stopped early because ``--max-consecutive-failures``
 episodes in a row failed the same way; 2 for bad input (a flag, a spec, a folder that holds
-another run or that another process is writing).
+another run or that another process is writing) and for a model server that, checked once
+before the first episode, refuses the connection or does not serve the model.
 """
 
 from __future__ import annotations

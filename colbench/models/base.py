@@ -118,6 +118,16 @@ class BaseChatModel:
         play anything; the default checks nothing.
         """
 
+    def check_ready(self) -> None:
+        """Raise :class:`~colbench.errors.ConfigError` when this model cannot answer at all.
+
+        The runner calls it once, before the first episode, so that a server that is down or
+        does not serve the model ends the run at once with one line, instead of every episode
+        failing after its retries. Only a definite answer fails it (a refused connection, an
+        unknown model); a busy server is left to the calls' own retries. The default checks
+        nothing: a model in this process is ready once built.
+        """
+
     def bind_episode(self, env: Any, context: EpisodeContext) -> BaseChatModel:
         """The model that plays the episode ``context`` of ``env``, which was just reset.
 

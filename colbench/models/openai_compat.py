@@ -266,6 +266,14 @@ class OpenAICompatModel(BaseChatModel):
         self._background: tuple[asyncio.AbstractEventLoop, threading.Thread] | None = None
         self._background_lock = threading.Lock()
 
+    def check_ready(self) -> None:
+        """One request before the run: a server that is down or does not serve the model
+        ends the run at once, naming the URL and what answered
+        (:func:`colbench.models._server_check.check_server`)."""
+        from colbench.models._server_check import check_server
+
+        check_server(self.base_url, self.model, self.api_key, _error_text)
+
     # -- per-loop client ------------------------------------------------------------------
     def _state(self) -> _LoopState:
         import httpx

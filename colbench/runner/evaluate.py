@@ -330,6 +330,8 @@ class Runner:
                                else step_bound(first))
         try:
             self.model.check_env(first)
+            # Before the first episode: a dead model server ends the run now, in one line.
+            self.model.check_ready()
         except ConfigError:
             close_quietly(first)
             raise

@@ -69,8 +69,8 @@ def test_help_documents_both_flags(capsys):
     assert "--max-consecutive-failures N" in text and "0 never stops" in text
 
 
-def test_a_dead_server_exits_non_zero_quickly_and_keeps_the_run_resumable(tmp_path, run_cli,
-                                                                        guess_env_id):
+def test_a_dead_server_ends_the_run_before_it_starts_in_one_line(tmp_path, run_cli,
+                                                                 guess_env_id):
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -79,9 +79,9 @@ def test_a_dead_server_exits_non_zero_quickly_and_keeps_the_run_resumable(tmp_pa
                       f"openai:m@http://127.0.0.1:{port}/v1?max_retries=1&backoff=0.01",
                       "--out", str(tmp_path / "run"), "--env-arg", "num_tasks=200",
                       "--concurrency", "4", "--no-progress"], timeout=60)
-    assert result.returncode == 1, result.stderr
+    assert result.returncode == 2, result.stderr
     assert time.monotonic() - started < 30
-    assert "stopped after 5 episodes in a row failed the same way" in result.stderr
-    assert "ModelFailure" in result.stderr and "connection error" in result.stderr
-    assert (tmp_path / "run" / "run.json").exists()
-    assert not (tmp_path / "run" / "summary.json").exists()
+    assert result.stderr.strip().splitlines() == [
+        f"colbench evaluate: error: the model server at http://127.0.0.1:{port}/v1 refused "
+        "the connection: is it running? (model 'm')"]
+    assert not (tmp_path / "run" / "episodes.jsonl").exists()

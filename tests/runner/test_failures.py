@@ -12,7 +12,7 @@ from pathlib import Path
 import helpers_env
 import pytest
 
-from colbench.errors import ModelFailure
+from colbench.errors import ConfigError, ModelFailure
 from colbench.records import Counts, EpisodeRecord
 from colbench.rundir import read_episodes
 from colbench.runner import EvalConfig, RunHooks, Runner, RunStopped, evaluate
@@ -198,15 +198,17 @@ def refused_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_a_dead_openai_server_stops_a_200_task_run_quickly(tmp_path, guess_env_id):
-    spec = (f"openai:m@http://127.0.0.1:{refused_port()}/v1?max_retries=2&backoff=0.01"
-            "&max_backoff=0.02")
+def test_a_dead_openai_server_stops_a_200_task_run_before_its_first_episode(tmp_path,
+                                                                           guess_env_id):
+    port = refused_port()
+    spec = f"openai:m@http://127.0.0.1:{port}/v1?max_retries=2&backoff=0.01&max_backoff=0.02"
     started = time.monotonic()
-    with pytest.raises(RunStopped) as info:
+    with pytest.raises(ConfigError) as info:
         evaluate(config(tmp_path, guess_env_id, spec, num_tasks=200, concurrency=8,
                         env_kwargs={"num_tasks": 200}))
     assert time.monotonic() - started < 15
-    assert "ModelFailure" in str(info.value) and "connection error" in str(info.value)
+    assert str(info.value) == (f"the model server at http://127.0.0.1:{port}/v1 refused the "
+                               "connection: is it running? (model 'm')")
     assert read_episodes(tmp_path / "run") == []
 
 
