@@ -1,8 +1,9 @@
 """Trainers: trajectory datasets and trainer plugins on TRL and PEFT (``colbench.trainers``).
 
-Importing this package registers the built-in trainers (``rft``, ``mt-dpo``, ``sweet-rl``,
-``online-grpo``) in ``colbench.registry.trainers`` without importing TRL or torch; they are
-imported when a trainer runs. The public API:
+The built-in trainers (``rft``, ``mt-dpo``, ``sweet-rl``, ``online-grpo``) are registered
+once, by their ``colbench.trainers`` entry points, exactly as a third-party trainer is;
+importing this package imports neither TRL nor torch (they are imported when a trainer
+runs). The public API:
 
 * data: :func:`load_trajectories`, :class:`TrajectoryData`, :func:`trajectory_dataset`,
   :func:`turn_dataset`, :func:`preference_dataset`, :func:`trajectory_pairs`,
@@ -16,7 +17,7 @@ imported when a trainer runs. The public API:
 How to write a trainer of your own: ``trainers/README.md`` and ``examples/trainer_plugin/``.
 """
 
-# Built-in trainers register themselves on import.
+# The built-in trainers' modules, for the classes this package exports.
 from colbench.trainers import mt_dpo_trainer, online_grpo_trainer, rft_trainer, sweet_rl_trainer  # noqa: E402,F401,I001
 from colbench.trainers.api import train
 from colbench.trainers.base import (

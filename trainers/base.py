@@ -145,7 +145,16 @@ class TrainerPlugin(abc.ABC):
 
 
 def register_trainer(cls: type[TrainerPlugin]) -> type[TrainerPlugin]:
-    """Class decorator: register a built-in (or in-process) trainer under ``cls.name``."""
+    """Class decorator: register a trainer defined in the running process (an experiment in a
+    notebook or a script) under ``cls.name``. A trainer that is installed (colbench's own
+    included) registers once, by an entry point of ``colbench.trainers``, instead.
+
+    Parameters
+    ----------
+    cls:
+        The :class:`TrainerPlugin` subclass; its ``name`` and dataclass ``config_class`` are
+        checked (ConfigError naming the class).
+    """
     if not cls.name:
         raise ConfigError(f"trainer class {cls.__qualname__} has no name")
     if not dataclasses.is_dataclass(cls.config_class):

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from colbench.errors import ConfigError
-from colbench.trainers.base import TrainerPlugin, TrainResult, register_trainer
+from colbench.trainers.base import TrainerPlugin, TrainResult
 from colbench.trainers.data import (
     TrajectoryData,
     TrajectoryPair,
@@ -55,7 +55,6 @@ def dpo_loss_settings(beta: float, loss_type: str, nll_coef: float) -> dict[str,
     return {"beta": beta, "loss_type": [loss_type]}
 
 
-@register_trainer
 class MTDPOTrainer(TrainerPlugin):
     """Multi-turn DPO (see the module docs)."""
 

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from colbench.errors import ConfigError
-from colbench.trainers.base import TrainerPlugin, TrainResult, register_trainer
+from colbench.trainers.base import TrainerPlugin, TrainResult
 from colbench.trainers.data import TrajectoryData
 from colbench.trainers.model_io import ModelSource
 from colbench.trainers.online_grpo_config import OnlineGRPOConfig
@@ -563,7 +563,6 @@ def _placeholder_dataset(rows: int) -> Any:
     return Dataset.from_list([{"prompt": "colbench online rollout"} for _ in range(rows)])
 
 
-@register_trainer
 class OnlineGRPOTrainer(TrainerPlugin):
     """Online multi-turn GRPO (see the module docs)."""
 

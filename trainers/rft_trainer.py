@@ -15,7 +15,7 @@ from typing import Any
 
 from colbench.errors import ConfigError
 from colbench.records import EpisodeRecord
-from colbench.trainers.base import TrainerPlugin, TrainResult, register_trainer
+from colbench.trainers.base import TrainerPlugin, TrainResult
 from colbench.trainers.data import (
     TrajectoryData,
     episode_messages,
@@ -50,7 +50,6 @@ def sft_rows(episodes: list[EpisodeRecord], tokenizer: Any) -> list[dict[str, An
     return rows
 
 
-@register_trainer
 class RFTTrainer(TrainerPlugin):
     """Rejection fine-tuning (see the module docs)."""
 

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from colbench.errors import ConfigError
-from colbench.trainers.base import TrainerPlugin, TrainResult, register_trainer
+from colbench.trainers.base import TrainerPlugin, TrainResult
 from colbench.trainers.data import (
     TrajectoryData,
     TrajectoryPair,
@@ -148,7 +148,6 @@ def rank_pairs(candidates: list[str], advantages: list[float], pairs_per_turn: i
     return rng.sample(possible, pairs_per_turn)
 
 
-@register_trainer
 class SweetRLTrainer(TrainerPlugin):
     """SWEET-RL (see the module docs)."""
 

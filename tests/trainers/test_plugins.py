@@ -258,3 +258,21 @@ def test_module_colon_class_works_in_place_of_a_name(on_path, tmp_path, guess_da
     record = json.loads((out / "colbench_train.json").read_text())
     assert record["trainer_source"] == "path plain_trainer_mod:CountTrainer"
     assert record["metrics"] == {"successes": wins}
+
+
+def test_builtin_trainers_register_once_through_their_entry_points():
+    """Importing the trainers registers none by decorator: each built-in trainer is declared
+    once, by its ``colbench.trainers`` entry point, as a third-party trainer is."""
+    import subprocess
+    import sys
+
+    code = ("import colbench.trainers; from colbench import registry; "
+            "print(sorted(n for n in ('rft', 'mt-dpo', 'sweet-rl', 'online-grpo') "
+            "if registry.trainers.is_registered(n)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"
+    from importlib import metadata
+
+    declared = {ep.name for ep in metadata.entry_points(group="colbench.trainers")}
+    assert {"rft", "mt-dpo", "sweet-rl", "online-grpo"} <= declared
