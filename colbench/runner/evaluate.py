@@ -290,7 +290,7 @@ class Runner:
         self.model = model if model is not None else self.executor.load_model(config.model)
         self.hooks = list(hooks)
         self.env_spec = EnvSpec(config.env, config.env_options(), url=config.env_url)
-        first = self.env_spec.make()
+        first = self.executor.first_env(self.env_spec)
         all_tasks = first.unwrapped.tasks
         self.tasks = all_tasks.subset(config.num_tasks)
         #: Each task's plain metadata values, copied into its records (reports group by them).

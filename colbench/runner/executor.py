@@ -122,6 +122,12 @@ class EnvExecutor(abc.ABC):
         """``env.method(*args, **kwargs)`` where the env lives; raises what the env raised,
         or :class:`WorkerLost`."""
 
+    def first_env(self, spec: EnvSpec) -> Any:
+        """The env of ``spec`` a run reads its tasks from before :meth:`start` (handed back
+        there as ``first``). Default: a new one; an executor that keeps envs warm between
+        runs may lend one of them."""
+        return spec.make()
+
     def finish(self) -> None:
         """The run ended (its records are written); an executor may keep warm envs for the
         next run of the same spec until :meth:`close`."""
@@ -220,22 +226,43 @@ class LocalEnvExecutor(EnvExecutor):
     New envs are made, and failed ones closed, in worker threads: an env's constructor or
     ``close`` may take a while (loading tasks, stopping a browser) and must not stall the
     episodes in flight on the event loop. Envs are reused across the run's episodes.
+
+    Parameters
+    ----------
+    keep_warm:
+        Keep the envs that ended a run idle for the next run of the same spec (each episode
+        resets its env), until :meth:`close`: an online trainer plays one run per step, and
+        rebuilding a sandbox pool, browser or JVM every step would dominate it. False: a
+        run's envs are closed when it finishes.
     """
 
     name = LOCAL
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_warm: bool = False) -> None:
+        self.keep_warm = keep_warm
         self._threads: DaemonThreads | None = None
         self._spec: EnvSpec | None = None
         self._idle: list[Any] = []
         self._all: list[Any] = []
+        #: Idle envs kept between runs, by :meth:`EnvSpec.key`.
+        self._warm: dict[str, list[Any]] = {}
+        self._warm_lock = threading.Lock()
+
+    def first_env(self, spec: EnvSpec) -> Any:
+        with self._warm_lock:
+            kept = self._warm.get(spec.key())
+            if kept:
+                return kept.pop()
+        return spec.make()
 
     def start(self, spec: EnvSpec, first: Any, *, concurrency: int, out: Path) -> None:
         self.finish()
         self._spec = spec
         self._threads = DaemonThreads("colbench-env")
-        self._idle = [first]
-        self._all = [first]
+        with self._warm_lock:
+            kept = self._warm.pop(spec.key(), [])
+        self._idle = [*kept, first]
+        self._all = [*kept, first]
 
     def _pool_threads(self) -> DaemonThreads:
         if self._threads is None:
@@ -268,12 +295,27 @@ class LocalEnvExecutor(EnvExecutor):
             self._pool_threads(), lambda: bound(*args, **kwargs))
 
     def finish(self) -> None:
+        kept = self._idle if self.keep_warm and self._spec is not None else []
         for env in self._all:
-            close_quietly(env)
-        self._all, self._idle = [], []
+            # An env not handed back is still in a call left running past its timeout.
+            if not any(env is idle for idle in kept):
+                close_quietly(env)
+        if kept:
+            assert self._spec is not None
+            with self._warm_lock:
+                self._warm.setdefault(self._spec.key(), []).extend(kept)
+        self._all, self._idle, self._spec = [], [], None
         if self._threads is not None:
             self._threads.shutdown(wait=False, cancel_futures=True)
             self._threads = None
+
+    def close(self) -> None:
+        self.finish()
+        with self._warm_lock:
+            warm, self._warm = self._warm, {}
+        for envs in warm.values():
+            for env in envs:
+                close_quietly(env)
 
 
 def resolve_executor(name: str, options: Mapping[str, Any] | None = None) -> EnvExecutor:

@@ -108,3 +108,46 @@ def test_executor_by_module_path_and_the_same_records_as_the_default(tmp_path, g
 def test_an_object_that_is_not_an_env_executor_is_refused_by_name():
     with pytest.raises(ConfigError, match="'colbench.errors:ConfigError'.*does not place"):
         resolve_executor("colbench.errors:ConfigError")
+
+
+def counting_env_builds(monkeypatch) -> tuple[list[Any], list[Any]]:
+    """Every env ``EnvSpec.make`` builds, and every one of them closed, in order."""
+    from colbench.runner.executor import EnvSpec
+
+    made: list[Any] = []
+    closed: list[Any] = []
+    make = EnvSpec.make
+
+    def counting(self: EnvSpec) -> Any:
+        env = make(self)
+        close = env.close
+
+        def counted_close() -> None:
+            closed.append(env)
+            close()
+
+        env.close = counted_close
+        made.append(env)
+        return env
+
+    monkeypatch.setattr(EnvSpec, "make", counting)
+    return made, closed
+
+
+@pytest.mark.parametrize("keep_warm", [False, True])
+def test_keep_warm_lends_a_runs_envs_to_the_next_run_and_closes_them_with_the_executor(
+        tmp_path, guess_env_id, monkeypatch, keep_warm):
+    made, closed = counting_env_builds(monkeypatch)
+    executor = LocalEnvExecutor(keep_warm=keep_warm)
+    run_with(executor, tmp_path / "a", guess_env_id, concurrency=2)
+    first_run = list(made)
+    assert len(first_run) == 2
+    run_with(executor, tmp_path / "b", guess_env_id, concurrency=2)
+    assert len(read_episodes(tmp_path / "b")) == 3
+    if keep_warm:
+        assert made == first_run, "the second run made no env"
+        assert closed == []
+    else:
+        assert len(made) == 4 and len(closed) == 4
+    executor.close()
+    assert sorted(map(id, closed)) == sorted(map(id, made))
