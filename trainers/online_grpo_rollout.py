@@ -444,13 +444,16 @@ class RolloutEngine:
     @property
     def executor(self) -> Any:
         """The one executor every step's runner places its envs with, made on first use:
-        an executor that keeps envs warm between runs (``ray``: its actors and their envs)
-        keeps them across steps."""
+        it keeps envs warm between runs (``local``: a pool in this process, reset by each
+        episode; ``ray``: its actors and their envs), so they are built once, not per step."""
         if self._executor is None:
-            from colbench.runner.executor import resolve_executor
+            from colbench.runner.executor import LOCAL, LocalEnvExecutor, resolve_executor
 
-            self._executor = resolve_executor(self.settings.executor,
-                                              self.settings.executor_options)
+            if self.settings.executor == LOCAL and not self.settings.executor_options:
+                self._executor = LocalEnvExecutor(keep_warm=True)
+            else:
+                self._executor = resolve_executor(self.settings.executor,
+                                                  self.settings.executor_options)
         return self._executor
 
     def close(self) -> None:
