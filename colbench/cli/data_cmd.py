@@ -57,7 +57,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     sub = p.add_subparsers(dest="data_command", metavar="ACTION", required=True)
     imp = sub.add_parser("import", help="import published data as a named task set")
     suites = registry.task_sets.names()
-    imp.add_argument("suite", choices=suites)
+    imp.add_argument("suite", choices=suites, help="the suite whose tasks these are")
     imp.add_argument("source", help="a published-format JSONL file, or hf:DATASET_ID")
     imp.add_argument("--name", help="task-set name (default: the file's stem)")
     imp.add_argument("--split", default=None,
@@ -66,8 +66,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                      help="with hf:DATASET_ID, the dataset split to read (default: test)")
     imp.set_defaults(func=run_import)
     build = sub.add_parser("build", help="generate the built-in task sets now")
-    build.add_argument("suite", choices=suites)
-    build.add_argument("--split", choices=("test", "train", "all"), default="all")
+    build.add_argument("suite", choices=suites, help="the suite whose task sets to build")
+    build.add_argument("--split", choices=("test", "train", "all"), default="all",
+                       help="which split to build (default: all)")
     build.set_defaults(func=run_build)
     lst = sub.add_parser("list", help="list the task sets in the cache")
     lst.set_defaults(func=run_list)

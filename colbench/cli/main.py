@@ -65,11 +65,16 @@ def enable_completion(parser: argparse.ArgumentParser) -> None:
     """Shell completion through argcomplete: when the shell's completion hook runs
     ``colbench`` (after ``eval "$(register-python-argcomplete colbench)"``), this prints the
     candidates and exits; otherwise it does nothing. Without argcomplete installed there is
-    no completion, and nothing else changes."""
+    no completion, and nothing else changes. Env ids, model kinds, scripted agents, trainers,
+    executors and scorers complete from the registries (:mod:`colbench.cli.completion`)."""
     try:
         import argcomplete
     except ImportError:
         return
+    if "_ARGCOMPLETE" in os.environ:  # only the completion hook needs the candidates
+        from colbench.cli.completion import attach_completers
+
+        attach_completers(parser)
     argcomplete.autocomplete(parser)
 
 

@@ -49,7 +49,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     worker = sub.add_parser("worker", help="verify pending submissions (beside another server)")
     db_flag(worker)
     worker.add_argument("--config", metavar="FILE", help="JSON settings")
-    worker.add_argument("--threads", type=int, default=1, metavar="N")
+    worker.add_argument("--threads", type=int, default=1, metavar="N",
+                        help="submissions verified at once (default: 1)")
     worker.add_argument("--once", action="store_true",
                         help="verify what is pending, then exit")
     worker.set_defaults(func=run_worker)
@@ -62,7 +63,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     db_flag(create)
     create.set_defaults(func=run_token_create)
     revoke = token_sub.add_parser("revoke", help="revoke a token by name")
-    revoke.add_argument("name", metavar="NAME")
+    revoke.add_argument("name", metavar="NAME", help="the name the token was created for")
     db_flag(revoke)
     revoke.set_defaults(func=run_token_revoke)
     listing = token_sub.add_parser("list", help="list tokens (names and dates, never secrets)")

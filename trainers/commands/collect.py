@@ -42,8 +42,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-turns", type=int, metavar="N", help="turn budget per episode")
     p.add_argument("--temperature", type=float, default=1.0,
                    help="sampling temperature (default: 1.0, so that K episodes differ)")
-    p.add_argument("--top-p", type=float, default=1.0)
-    p.add_argument("--max-tokens", type=int, default=1024)
+    p.add_argument("--top-p", type=float, default=1.0, metavar="P",
+                   help="nucleus sampling: draw from the likeliest tokens holding P of the "
+                        "probability (default: 1.0, all)")
+    p.add_argument("--max-tokens", type=int, default=1024, metavar="N",
+                   help="most tokens the model may write per turn (default: 1024)")
     p.add_argument("--env-arg", action="append", metavar="KEY=VALUE",
                    help="extra env option (repeatable)")
     add_executor_arguments(p)

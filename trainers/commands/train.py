@@ -15,7 +15,23 @@ from pathlib import Path
 OWN_FLAGS = {"--model", "--data", "--out", "--config", "--env", "--overwrite", "--help", "-h"}
 
 
+def trainer_summaries() -> list[tuple[str, str]]:
+    """``(name, source)`` of every registered trainer, read from the registry without
+    importing any (a trainer's module imports torch and TRL)."""
+    from colbench import registry
+
+    declared = registry.trainers._eps()
+    rows = []
+    for name in registry.trainers.names():
+        if name in declared and not registry.trainers.is_registered(name):
+            rows.append((name, registry.entry_point_source(declared[name])))
+        else:
+            rows.append((name, registry.trainers.get_entry(name).source))
+    return rows
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    trainers = trainer_summaries()
     p = subparsers.add_parser(
         "train", help="train a model on collected episodes",
         description="Train a model with a registered trainer (colbench list trainers) on data "
@@ -23,9 +39,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                     "settings. Writes a checkpoint or a LoRA adapter, with a model card, that "
                     "'colbench evaluate ENV --model hf:OUT' runs.",
         usage="colbench train NAME --model SPEC --data DIR --out DIR [--config FILE.yaml] "
-              "[--env ENV_ID] [--overwrite] [trainer flags]")
+              "[--env ENV_ID] [--overwrite] [trainer flags]",
+        epilog="trainers: " + (", ".join(
+            name if source == "builtin" else f"{name} ({source})" for name, source in trainers)
+            or "none installed"))
     p.add_argument("name", nargs="?", metavar="NAME",
-                   help="trainer name (rft, mt-dpo, sweet-rl, a plugin's) or module:Class")
+                   help="trainer name (one of the trainers below, a plugin's) or module:Class")
     p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     p.set_defaults(func=run)
 
