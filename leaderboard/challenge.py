@@ -52,6 +52,7 @@ from colbench.leaderboard._db import Challenge, ChallengeQuestion, Database, utc
 from colbench.leaderboard._settings import LeaderboardSettings
 from colbench.leaderboard.suites import Suite, SuiteCatalog
 from colbench.leaderboard.upload import UploadError
+from colbench.protocols import DEFAULT_PROTOCOL
 from colbench.records import EpisodeRecord, Summary
 from colbench.replay import EnvReplay, Replay, ReplayResult, RunFacts
 from colbench.tasks import Task, TaskSet
@@ -327,8 +328,11 @@ class ChallengeCatalog(SuiteCatalog):
                                 replay=ChallengeReplay(suite.replay), splits=None)],
                          registered_envs=False)
 
-    def match(self, suite: Suite, split: str, task_hash: str, count: int | None
-              ) -> TaskSet | None:
+    def match(self, suite: Suite, split: str, task_hash: str, count: int | None,
+              protocol: str = DEFAULT_PROTOCOL) -> TaskSet | None:
+        # A challenge is minted for colbench's own protocol: its hidden set is the only one.
+        if protocol != DEFAULT_PROTOCOL:
+            return None
         return self.task_set(suite, split) if task_hash == self.public_hash else None
 
 

@@ -15,10 +15,11 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from colbench.errors import EnvironmentFailure
+from colbench.errors import ConfigError, EnvironmentFailure
+from colbench.protocols import DEFAULT_PROTOCOL
 from colbench.records import EpisodeRecord
 from colbench.replay import Replay, ReplayResult, RunFacts, find_replay
 from colbench.tasks import Task, TaskSet, hash_tasks
@@ -40,6 +41,43 @@ class Suite:
     max_turns: int | None = None
     replay: Replay | None = None
     splits: Sequence[str] | None = None
+    #: How to load a split under a named protocol (split, protocol), whose tasks may differ
+    #: from colbench's own (``agentgym`` plays AgentGym's indices); None: the suite serves
+    #: its default protocol only.
+    load_protocol_split: Callable[[str, str], TaskSet] | None = None
+    #: The turn budget of each named protocol whose split was loaded (the default
+    #: protocol's is :attr:`max_turns`).
+    protocol_budgets: dict[str, int | None] = field(default_factory=dict)
+
+    def turn_budget(self, protocol: str = DEFAULT_PROTOCOL) -> int | None:
+        """The most turns an episode under ``protocol`` may take (None: none stated).
+
+        Parameters
+        ----------
+        protocol:
+            The run's protocol.
+        """
+        if protocol == DEFAULT_PROTOCOL:
+            return self.max_turns
+        return self.protocol_budgets.get(protocol)
+
+    def tasks(self, split: str, protocol: str = DEFAULT_PROTOCOL) -> TaskSet:
+        """The server's tasks of ``split`` under ``protocol``; a ConfigError where the suite
+        does not serve that protocol.
+
+        Parameters
+        ----------
+        split:
+            The split's name.
+        protocol:
+            The run's protocol.
+        """
+        if protocol == DEFAULT_PROTOCOL:
+            return self.load_split(split)
+        if self.load_protocol_split is None:
+            raise ConfigError(f"this server does not serve {self.env_id} under the protocol "
+                              f"{protocol!r}")
+        return self.load_protocol_split(split, protocol)
 
 
 class _UnloadableReplay:
@@ -93,10 +131,12 @@ def _registered_suite(env_id: str, sandbox: Any = None) -> Suite | None:
     if env_id not in registry.envs.names():
         return None
 
-    def load_split(split: str) -> TaskSet:
+    def load_protocol_split(split: str, protocol: str) -> TaskSet:
         from colbench.envs import make
 
-        env = make(env_id, split=split)
+        # An env made for the protocol: its tasks and budget are the protocol's.
+        env = make(env_id, split=split, **({} if protocol == DEFAULT_PROTOCOL
+                                           else {"protocol": protocol}))
         try:
             inner = env.unwrapped
             # The class's version, as describe() reports it, without describe(): that may
@@ -104,15 +144,22 @@ def _registered_suite(env_id: str, sandbox: Any = None) -> Suite | None:
             version = getattr(inner, "version", None)
             suite.env_version = (str(version) if version is not None
                                  else inner.describe().get("env_version"))
-            suite.max_turns = getattr(inner, "max_turns", None)
+            budget = getattr(inner, "max_turns", None)
+            if protocol == DEFAULT_PROTOCOL:
+                suite.max_turns = budget
+            else:
+                suite.protocol_budgets[protocol] = budget
             return inner.tasks
         finally:
             env.close()
 
-    # load_split fills in the version and budget of the suite it belongs to (looked up
-    # when it is called, after this assignment).
+    def load_split(split: str) -> TaskSet:
+        return load_protocol_split(split, DEFAULT_PROTOCOL)
+
+    # The loaders fill in the version and budgets of the suite they belong to (looked up
+    # when they are called, after this assignment).
     suite = Suite(env_id=env_id, load_split=load_split, replay=_replay_for(env_id, sandbox),
-                  splits=_env_splits(env_id))
+                  splits=_env_splits(env_id), load_protocol_split=load_protocol_split)
     return suite
 
 
@@ -130,8 +177,8 @@ class SuiteCatalog:
         self._suites: dict[str, Suite] = {suite.env_id: suite for suite in suites or ()}
         self._sandbox = sandbox
         self._registered_envs = registered_envs
-        self._task_sets: dict[tuple[str, str], TaskSet] = {}
-        self._prefix_hashes: dict[tuple[str, str, int], str] = {}
+        self._task_sets: dict[tuple[str, str, str], TaskSet] = {}
+        self._prefix_hashes: dict[tuple[str, str, str, int], str] = {}
         self._lock = threading.RLock()
         self._given = tuple(suites or ())
 
@@ -168,27 +215,30 @@ class SuiteCatalog:
             names.update(registry.envs.names())
         return sorted(names)
 
-    def task_set(self, suite: Suite, split: str) -> TaskSet:
-        key = (suite.env_id, split)
+    def task_set(self, suite: Suite, split: str, protocol: str = DEFAULT_PROTOCOL) -> TaskSet:
+        """The server's tasks of ``split`` under ``protocol`` (cached); a ConfigError where
+        the suite does not serve that protocol."""
+        key = (suite.env_id, split, protocol)
         with self._lock:
             cached = self._task_sets.get(key)
         if cached is not None:
             return cached
-        task_set = suite.load_split(split)
+        task_set = suite.tasks(split, protocol)
         with self._lock:
             self._task_sets[key] = task_set
         return task_set
 
-    def match(self, suite: Suite, split: str, task_hash: str, count: int | None
-              ) -> TaskSet | None:
-        """The server's tasks that ``task_hash`` names: the whole split, or its first
-        ``count`` tasks (a ``--num-tasks`` run). None when neither hashes to it."""
-        full = self.task_set(suite, split)
+    def match(self, suite: Suite, split: str, task_hash: str, count: int | None,
+              protocol: str = DEFAULT_PROTOCOL) -> TaskSet | None:
+        """The server's tasks that ``task_hash`` names under ``protocol``: the whole split,
+        or its first ``count`` tasks (a ``--num-tasks`` run). None when neither hashes to
+        it."""
+        full = self.task_set(suite, split, protocol)
         if task_hash == full.hash:
             return full
         if count is None or not 0 < count < len(full):
             return None
-        key = (suite.env_id, split, count)
+        key = (suite.env_id, split, protocol, count)
         with self._lock:
             prefix_hash = self._prefix_hashes.get(key)
         if prefix_hash is None:

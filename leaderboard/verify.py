@@ -39,11 +39,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from colbench._version import __version__
+from colbench.errors import ConfigError
 from colbench.leaderboard._db import REJECTED, SELF_REPORTED, UNVERIFIED, VERIFIED
 from colbench.leaderboard._settings import LeaderboardSettings
 from colbench.leaderboard._versions import parse_version
 from colbench.leaderboard.suites import SuiteCatalog
 from colbench.leaderboard.upload import ParsedRun
+from colbench.protocols import DEFAULT_PROTOCOL
 from colbench.records import EpisodeRecord, MetricSummary
 from colbench.replay import ReplayResult, RunFacts, run_problems
 from colbench.rundir import aggregate_episodes, count_episodes
@@ -109,23 +111,30 @@ def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSetti
     if suite.splits is not None and split not in suite.splits:
         return Verification(REJECTED, [f"{summary.env} has no split {split!r} on this server "
                                        f"(splits: {', '.join(suite.splits)})"])
-    task_set = catalog.match(suite, split, summary.task_set.hash, summary.task_set.count)
+    # A protocol may play other tasks on the same split (agentgym plays AgentGym's indices):
+    # the run is matched against the server's split under the run's own protocol.
+    protocol = summary.protocol
+    under = "" if protocol == DEFAULT_PROTOCOL else f" under the protocol {protocol!r}"
+    try:
+        task_set = catalog.match(suite, split, summary.task_set.hash, summary.task_set.count,
+                                 protocol)
+        full = catalog.task_set(suite, split, protocol)
+    except ConfigError as exc:
+        return Verification(REJECTED, [f"{summary.env} {split}{under}: {exc}"])
     if task_set is None:
-        full = catalog.task_set(suite, split)
         return Verification(REJECTED, [
             f"the run's task set ({summary.task_set.name}, {summary.task_set.hash}) is not "
-            f"the server's {summary.env} {split} split ({full.hash}, {len(full)} tasks) nor "
-            "its first N tasks: it ran on other tasks"])
+            f"the server's {summary.env} {split} split{under} ({full.hash}, {len(full)} "
+            "tasks) nor its first N tasks: it ran on other tasks"])
 
     rejections = _record_contradictions(run, set(task_set.ids()))
     if rejections:
         return Verification(REJECTED, rejections)
 
     problems: list[str] = []
-    checks = [_check("task_set", [], f"the server's {summary.env} {split} split"
-                     + (f" ({len(task_set)} tasks)" if len(task_set) == len(
-                         catalog.task_set(suite, split)) else
-                         f", its first {len(task_set)} tasks"))]
+    checks = [_check("task_set", [], f"the server's {summary.env} {split} split{under}"
+                     + (f" ({len(task_set)} tasks)" if len(task_set) == len(full) else
+                        f", its first {len(task_set)} tasks"))]
     mark = len(problems)
     records = {r.key: r for r in run.records}
     expected = [(t, k) for k in range(summary.trials) for t in task_set.ids()]
@@ -147,7 +156,7 @@ def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSetti
     checks.append(_check("versions", problems[mark:], f"colbench {summary.colbench_version}"
                          + (f", env version {suite.env_version}" if suite.env_version else "")))
     mark = len(problems)
-    full_size = len(catalog.task_set(suite, split))
+    full_size = len(full)
     if len(task_set) < full_size and settings.full_split_only:
         problems.append(f"the run covers the first {len(task_set)} of the {full_size} tasks "
                         f"of {summary.env} {split}; this server verifies whole splits only")
@@ -156,15 +165,16 @@ def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSetti
                          f"the first {len(task_set)} of {full_size} tasks (this server "
                          "accepts that)"))
     mark = len(problems)
-    if suite.max_turns:
-        long = [r for r in run.records if len(r.turns) > suite.max_turns]
+    budget = suite.turn_budget(protocol)
+    if budget:
+        long = [r for r in run.records if len(r.turns) > budget]
         if long:
             problems.append(f"{len(long)} episode(s) have more than the env's "
-                            f"{suite.max_turns} turns (runs are compared at the default "
+                            f"{budget} turns{under} (runs are compared at the default "
                             f"budget): {_some(_episode_key(r.key) for r in long)}")
 
-    checks.append(_check("turn_budget", problems[mark:], f"at most {suite.max_turns} turns"
-                         if suite.max_turns else "the env states no budget"))
+    checks.append(_check("turn_budget", problems[mark:], f"at most {budget} turns"
+                         if budget else "the env states no budget"))
     mark = len(problems)
 
     # The summary, recomputed from the records exactly as the runner does.
@@ -200,7 +210,6 @@ def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSetti
 
         # An episode over the turn budget is not replayed (its length is unbounded, the
         # replay's cost would be too) and counts as failed; it was reported above.
-        budget = suite.max_turns
         within = [r for r in ok if r.failure_kind != "model" and refusal is None
                   and (not budget or len(r.turns) <= budget)]
         for record in ok:
