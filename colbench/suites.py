@@ -91,9 +91,6 @@ class SuiteManifest:
         Task-set source name (``colbench data``) -> ``module:SOURCES``.
     scripted_agents:
         The names of its ``scripted:NAME`` agents (the oracle first).
-    task_fields:
-        The fields of a task row in its published format, by which a task file is recognised
-        as the suite's (:func:`colbench.taskcache.detect_format`).
     """
 
     name: str
@@ -108,7 +105,6 @@ class SuiteManifest:
     replays: Mapping[str, str] = field(default_factory=dict)
     task_sets: Mapping[str, str] = field(default_factory=dict)
     scripted_agents: tuple[str, ...] = ()
-    task_fields: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:

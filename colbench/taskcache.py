@@ -15,7 +15,7 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -112,14 +112,27 @@ def load_or_generate(path: Path, *, name: str, size: int, generate: Callable[[],
         return task_set
 
 
-def detect_format(path: str | Path, official_row: str) -> str:
-    """``"official"`` or ``"colbench"``, from the keys of the file's first row;
-    ``official_row`` names the published row's keys for the error message."""
+def detect_format(path: str | Path, official_row: str,
+                  official_fields: Sequence[str]) -> str:
+    """Which format a task file is in, from the keys of its first row: ``"official"`` (a
+    suite's published format) or ``"colbench"`` (:class:`colbench.tasks.Task` rows). The
+    suite that reads the file says what its published rows look like; the core knows no
+    suite's fields.
+
+    Parameters
+    ----------
+    path:
+        The task file (JSONL).
+    official_row:
+        The published row's name and keys, for the error message (``"X row (a, b)"``).
+    official_fields:
+        Fields of which any one marks a row as the published format.
+    """
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"task file {str(path)!r} does not exist")
     for lineno, row in json_lines(path):
-        if isinstance(row, Mapping) and "problem_description" in row:
+        if isinstance(row, Mapping) and any(name in row for name in official_fields):
             return "official"
         if isinstance(row, Mapping) and "id" in row and "prompt" in row:
             return "colbench"

@@ -30,7 +30,6 @@ BACKEND = SuiteManifest(
     task_sets={"backend": f"{_BACKEND}.tasks:TASK_SETS",
                "backend-v1": f"{_BACKEND}.programs.tasks:TASK_SETS"},
     scripted_agents=("oracle", "no-ask", "ask-then-answer", "generator-check"),
-    task_fields=("problem_description",),
 )
 
 _FRONTEND = "colbench.gyms.frontend"
@@ -51,7 +50,6 @@ FRONTEND = SuiteManifest(
     replays={"colbench/Frontend-v0": f"{_FRONTEND}.replay:FrontendReplay"},
     task_sets={"frontend": f"{_FRONTEND}.tasks:TASK_SETS"},
     scripted_agents=("oracle", "no-ask"),
-    task_fields=("problem_description",),
 )
 
 _WEB_ENVS = {"colbench/Web-v0": "colbench.gyms.web.env:WebEnv",

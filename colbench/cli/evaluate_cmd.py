@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from colbench import suites
 from colbench.errors import ConfigError
 from colbench.rundir import DEFAULT_MAX_FIELD_CHARS
 from colbench.runner.failures import DEFAULT_MAX_CONSECUTIVE_FAILURES, DEFAULT_MAX_ERROR_RATE
@@ -103,25 +104,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "summary.json) and start again")
     p.add_argument("--simulator", metavar="SPEC",
                    help="simulated human: 'builtin' (default) or a model spec")
-    p.add_argument("--compat", action="store_true",
-                   help="deprecated: the backend's --protocol sweet-rl (the frontend "
-                        "ignores it)")
     p.add_argument("--scorer", metavar="NAME",
-                   help="scorer of envs that take one (frontend: clip, clip:PATH_OR_HUB_ID, "
-                        "perceptual)")
+                   help="scorer of envs that take one: a registered name, or NAME:ARG where "
+                        f"it takes one (installed: {', '.join(suites.values('scorers')) or 'none'})")
     p.add_argument("--max-turns", type=int, metavar="N", help="turn budget per episode")
     p.add_argument("--protocol", metavar="NAME",
-                   help="the env's protocol: its default is colbench's own; 'agentgym' "
-                        "reproduces AgentGym's env servers (TextCraft, BabyAI, SciWorld), "
-                        "'sweet-rl' the SWEET-RL harness (Backend, Frontend)")
+                   help="the env's protocol: its default is colbench's own; a named one "
+                        "reproduces a published env (installed suites play "
+                        f"{protocols_by_suite()})")
     p.add_argument("--system-prompt", type=Path, metavar="FILE",
                    help="send this file's text as the system prompt in place of the env's")
     p.add_argument("--temperature", type=float, metavar="T",
-                   help="sampling temperature (default: the protocol's, e.g. 1.0 under "
-                        "sweet-rl and agentgym-rl; else 0.0, greedy)")
+                   help="sampling temperature (default: the protocol's where it sets one; "
+                        "else 0.0, greedy)")
     p.add_argument("--max-tokens", type=int, metavar="N",
                    help="most tokens the model may write per turn (default: the "
-                        "protocol's, e.g. 512 for TextCraft under agentgym-rl; else 1024)")
+                        "protocol's where it sets one; else 1024)")
     p.add_argument("--env-arg", action="append", metavar="KEY=VALUE",
                    help="extra env option (repeatable)")
     p.add_argument("--max-error-rate", type=float, default=DEFAULT_MAX_ERROR_RATE,
@@ -219,12 +217,17 @@ def resume_command(args: argparse.Namespace, out: Path) -> str:
     return "colbench " + shlex.join(words)
 
 
+def protocols_by_suite() -> str:
+    """``suite: protocol, ...; ...`` from the installed suites' manifests, for help texts."""
+    listed = [f"{name}: {', '.join(found.protocols)}"
+              for name, found in sorted(suites.manifests().items()) if found.protocols]
+    return "; ".join(listed) or "none"
+
+
 def env_kwargs_from_args(args: argparse.Namespace) -> dict[str, Any]:
     kwargs = parse_key_values(args.env_arg, "--env-arg")
     if args.simulator:
         kwargs["simulator"] = args.simulator
-    if args.compat:
-        kwargs["compat"] = True
     if args.max_turns is not None:
         kwargs["max_turns"] = args.max_turns
     if getattr(args, "scorer", None):

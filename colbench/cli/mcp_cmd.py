@@ -10,9 +10,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "mcp", help="serve one env's episode as MCP tools over stdio",
         description="Serve ENV_ID as Model Context Protocol tools over stdin and stdout: "
-                    "'reset' starts an episode, and the env's actions (TextCraft get, craft, "
-                    "inventory; backend ask, answer; else 'act' with a whole message) step "
-                    "it. For agents and clients that speak MCP. Needs colbench[mcp].")
+                    "'reset' starts an episode, and the env's actions (its action tools, "
+                    "e.g. TextCraft's get, craft, inventory; else 'act' with a whole "
+                    "message) step it. For agents and clients that speak MCP. Needs "
+                    "colbench[mcp].")
     p.add_argument("env_id", metavar="ENV_ID", help="env id, e.g. colbench/TextCraft-v0")
     p.add_argument("--split", help="task split (default: the env's)")
     p.add_argument("--protocol", metavar="NAME", help="the env's protocol (e.g. agentgym)")

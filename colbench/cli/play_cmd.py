@@ -48,8 +48,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="seed for the env (and the task, without --task-id)")
     p.add_argument("--simulator", metavar="SPEC",
                    help="simulated human: 'builtin' (default) or a model spec")
-    p.add_argument("--compat", action="store_true",
-                   help="deprecated: the backend's --protocol sweet-rl")
     p.add_argument("--max-turns", type=int, metavar="N", help="turn budget")
     p.add_argument("--env-arg", action="append", metavar="KEY=VALUE",
                    help="extra env option (repeatable)")

@@ -24,7 +24,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--split", default="test", help="task split (default: test)")
     p.add_argument("--tasks", metavar="NAME_OR_FILE", help="task set name or JSONL file")
     p.add_argument("--filter", metavar="PATTERN",
-                   help="only ids matching PATTERN: a glob (backend-test-000*) when it has "
+                   help="only ids matching PATTERN: a glob (e.g. backend-test-000*) when it has "
                         "*, ? or [, else a substring of the id or the prompt")
     p.add_argument("--env-arg", action="append", metavar="KEY=VALUE",
                    help="extra env option (repeatable)")

@@ -181,7 +181,8 @@ def import_official(path_in: str | Path, path_out: str | Path, *,
 def detect_format(path: str | Path) -> str:
     """``"official"`` or ``"colbench"``, from the keys of the file's first row."""
     return taskcache.detect_format(
-        path, "ColBench backend row (problem_description, ground_truth, test_cases)")
+        path, "ColBench backend row (problem_description, ground_truth, test_cases)",
+        official_fields=("problem_description",))
 
 
 def load_task_file(path: str | Path, name: str | None = None) -> TaskSet:

@@ -147,7 +147,8 @@ def read_official(path: str | Path, *, split: str | None = None) -> list[Task]:
 def detect_format(path: str | Path) -> str:
     """``"official"`` or ``"colbench"``, from the keys of the file's first row."""
     return taskcache.detect_format(
-        path, "ColBench frontend row (problem_description, ground_truth)")
+        path, "ColBench frontend row (problem_description, ground_truth)",
+        official_fields=("problem_description",))
 
 
 def load_task_file(path: str | Path, name: str | None = None) -> TaskSet:
