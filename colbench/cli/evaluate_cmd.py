@@ -330,7 +330,7 @@ def run(args: argparse.Namespace) -> int:
         # The message quotes the model's own error, which the model wrote.
         print(f"colbench evaluate: {safe_text(exc)}", file=sys.stderr)
         return 1
-    print(summaries_table([(str(out), summary)]))
+    print(summaries_table([(str(out), summary)], details=getattr(args, "verbose", False)))
     counts = summary.counts
     if counts.model_errors or counts.env_errors:
         print(f"{counts.model_errors} episode(s) ended in a model error (scored 0) and "

@@ -1,7 +1,9 @@
-"""``colbench report DIR... [--html FILE]``: runs side by side.
+"""``colbench report DIR... [-v] [--html FILE]``: runs side by side.
 
-Prints one row per run (the headline metrics with 95% intervals, the task set it ran on,
-plus mean turns and questions when the runs have them); with ``--html`` also writes one page
+A DIR that is not itself a run stands for every run folder below it. Prints one row per run
+(the headline metrics with 95% intervals, and pass@K when tasks ran K > 1 times), fitted to
+120 columns; ``-v`` adds the model errors, the task set each ran on, and mean turns and
+questions when the runs have them, with whole paths; with ``--html`` also writes one page
 with the same table, breakdowns per task family or level, every metric, and every episode's
 dialogue, its images in a folder beside it (``report.html`` -> ``report_assets/``).
 """
@@ -25,7 +27,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Show runs side by side. A run that was interrupted (no summary.json) "
                     "is summarised from its episodes and marked partial.")
     p.add_argument("run_dirs", metavar="DIR", nargs="+", type=Path,
-                   help="run directories written by 'colbench evaluate'")
+                   help="run directories written by 'colbench evaluate', or folders holding "
+                        "them at any depth (as 'colbench view' takes them)")
+    p.add_argument("-v", "--details", action="store_true",
+                   help="show every column (model errors, task set, turns, questions) and "
+                        "whole paths; without it the table fits 120 columns")
     p.add_argument("--html", metavar="FILE", type=Path,
                    help="also write an HTML page with every episode; its images go into "
                         "FILE's stem + '_assets/' beside it (move the two together)")
@@ -40,11 +46,33 @@ def task_set_cell(ref: TaskSetRef) -> str:
     return f"{ref.name}@{digest}"
 
 
+def run_folders(paths: list[Path]) -> list[Path]:
+    """Each of ``paths`` that holds a run, and for each that does not, every run folder
+    below it (sorted), named from the path given; a path with none is a ConfigError."""
+    from colbench.errors import ConfigError
+    from colbench.rundir import RunDir
+    from colbench.view import find_run_folders
+
+    found: list[Path] = []
+    for path in paths:
+        run_dir = RunDir(path)
+        if run_dir.holds_run() or run_dir.has_summary() or not path.is_dir():
+            found.append(path)  # load_run says what is wrong with a path that is no folder
+            continue
+        below = find_run_folders([path])
+        if not below:
+            raise ConfigError(f"{path}: no colbench run in it or in any folder below it "
+                              "(a run folder holds run.json or summary.json)")
+        root = path.resolve()
+        found += [path / folder.relative_to(root) for folder in below]
+    return found
+
+
 def run(args: argparse.Namespace) -> int:
     from colbench.report import load_run, write_html
     from colbench.runner.tables import summaries_table
 
-    runs = [load_run(path) for path in args.run_dirs]
+    runs = [load_run(path) for path in run_folders(args.run_dirs)]
     turns = [r.mean_turns() for r in runs]
     questions = [r.mean_metric("questions") for r in runs]
     extra = [("task-set", [task_set_cell(r.summary.task_set) for r in runs])]
@@ -54,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
         extra.append(("questions", ["-" if q is None else f"{q:.2f}" for q in questions]))
     labels = [r.label + (" (partial)" if r.partial else "") for r in runs]
     print(summaries_table([(label, r.summary) for label, r in zip(labels, runs, strict=True)],
-                          extra_columns=extra))
+                          extra_columns=extra,
+                          details=args.details or getattr(args, "verbose", False)))
     if args.html is not None:
         path = write_html(runs, args.html, title=args.title)
         print(f"wrote {path} ({sum(len(r.records) for r in runs)} episodes)")

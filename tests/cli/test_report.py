@@ -58,7 +58,7 @@ def parse(page: str) -> PageParser:
 
 
 def test_text_table_side_by_side(capsys, mixed_run, no_ask_run):
-    assert main(["report", str(mixed_run), str(no_ask_run)]) == 0
+    assert main(["report", str(mixed_run), str(no_ask_run), "-v"]) == 0
     out = capsys.readouterr().out.splitlines()
     header = out[0].split()
     assert header[:5] == ["run", "env", "model", "episodes", "errors"]
@@ -75,7 +75,7 @@ def test_text_table_side_by_side(capsys, mixed_run, no_ask_run):
 def test_the_table_marks_each_runs_task_set(tmp_path, capsys, mixed_run, guess_env_id):
     # Three of the same split's tasks: another task set of the same split.
     fewer = make_run(tmp_path / "fewer", guess_env_id, "scripted:asker", 3)
-    assert main(["report", str(mixed_run), str(fewer)]) == 0
+    assert main(["report", str(mixed_run), str(fewer), "-v"]) == 0
     out = capsys.readouterr().out.splitlines()
     start = out[0].index("task-set")  # columns are padded: the cell starts where it does
     cells = [next(line for line in out if line.startswith(str(run)))[start:].split()[0]
@@ -192,7 +192,7 @@ def test_an_interrupted_run_is_reported_as_partial(tmp_path, mixed_run, capsys):
     run = tmp_path / "killed"
     shutil.copytree(mixed_run, run)
     (run / "summary.json").unlink()
-    assert main(["report", str(run)]) == 0
+    assert main(["report", str(run), "-v"]) == 0
     row = capsys.readouterr().out.splitlines()[2]
     assert row.startswith(f"{run} (partial)") and "scripted:asker" in row
     assert row.split()[4:6] == ["4", "1"]
@@ -202,7 +202,7 @@ def test_report_errors_name_the_problem(tmp_path, capsys):
     assert main(["report", str(tmp_path / "missing")]) == 2
     assert "not a directory" in capsys.readouterr().err
     assert main(["report", str(tmp_path)]) == 2
-    assert "is this a colbench run directory?" in capsys.readouterr().err
+    assert "no colbench run in it or in any folder below it" in capsys.readouterr().err
 
 
 def test_an_assets_folder_of_someone_elses_is_refused_by_name(tmp_path, mixed_run, capsys):

@@ -83,7 +83,7 @@ def test_an_old_evaluation_refuses_another_command(tmp_path, capsys):
 
 def test_report_and_show_read_an_old_evaluation(tmp_path, capsys):
     run = copy_fixture("evaluate", tmp_path)
-    assert main(["report", str(run)]) == 0
+    assert main(["report", str(run), "-v"]) == 0
     row = capsys.readouterr().out.splitlines()[2]
     assert row.startswith(str(run)) and "scripted:oracle" in row and "100.0" in row
     assert main(["show", str(run)]) == 0
@@ -95,7 +95,7 @@ def test_report_and_show_read_an_old_evaluation(tmp_path, capsys):
     (run / "summary.json").unlink()
     summary, partial = RunDir(run).summary()
     assert partial and metrics_of(summary) == metrics_of(original)
-    assert main(["report", str(run)]) == 0
+    assert main(["report", str(run), "-v"]) == 0
     assert capsys.readouterr().out.splitlines()[2].startswith(f"{run} (partial)")
 
 
