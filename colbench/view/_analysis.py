@@ -170,6 +170,9 @@ def transcript(record: EpisodeRecord, image_url: Callable[[int], str],
     for number, (path, caption, turn) in enumerate(images):
         by_turn[turn].append({"url": image_url(number), "caption": caption,
                               "path": shown_path(path, base)})
+    captions: dict[str, list[str]] = defaultdict(list)
+    for path, caption, _turn in images:
+        captions[path].append(caption)
     turns = []
     for number, turn in enumerate(record.turns, 1):
         info = {key: _relative_paths(value, base) for key, value in turn.info.items()
@@ -185,11 +188,21 @@ def transcript(record: EpisodeRecord, image_url: Callable[[int], str],
             "outcome": record.outcome, "failure": record.failure_kind,
             "error": record.error, "attempts": record.attempts,
             "system_prompt": record.system_prompt, "final_answer": record.final_answer,
-            "metrics": {key: _relative_paths(value, base)
+            "metrics": {key: _metric_shown(key, value, captions, base)
                         for key, value in record.metrics.items()},
             "terminated": record.terminated,
             "truncated": record.truncated, "seconds": record.seconds, "turns": turns,
             "renders": by_turn.get(None, [])}
+
+
+def _metric_shown(key: str, value: Any, captions: dict[str, list[str]], base: Path) -> Any:
+    """A metric as the transcript shows it: a render's path named by its role (the render is
+    shown above; ``target_image`` is the target even when the final render is the same
+    file), other absolute paths relative."""
+    if isinstance(value, str) and value in captions:
+        role = key.removesuffix("_image")
+        return f"render: {role if role in captions[value] else captions[value][0]}"
+    return _relative_paths(value, base)
 
 
 def _relative_paths(value: Any, base: Path) -> Any:

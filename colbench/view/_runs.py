@@ -304,7 +304,7 @@ class RunIndex:
                 signature = _signature(folder)
                 known = self._runs.get(run_id)
                 if known is None or known.signature != signature:
-                    known = self._load(run_id, folder, signature)
+                    known = self._load(run_id, folder, signature, self.roots)
                 current[run_id] = known
             self._runs = current
             return list(current.values())
@@ -322,7 +322,7 @@ class RunIndex:
         signature = _signature(known.path)
         if signature != known.signature:
             with self._lock:
-                known = self._load(run_id, known.path, signature)
+                known = self._load(run_id, known.path, signature, self.roots)
                 self._runs[run_id] = known
         return known
 
@@ -366,9 +366,10 @@ class RunIndex:
         return resolved, mime
 
     @staticmethod
-    def _load(run_id: str, folder: Path, signature: tuple[Any, ...]) -> LoadedRun:
+    def _load(run_id: str, folder: Path, signature: tuple[Any, ...], roots: Sequence[Path]
+              ) -> LoadedRun:
         run_dir = RunDir(folder)
-        label = _label(folder)
+        label = _label(folder, roots)
         try:
             records = run_dir.latest_episodes()
             summary, partial = run_dir.summary(records)
@@ -393,9 +394,16 @@ def _signature(folder: Path) -> tuple[Any, ...]:
     return tuple(parts)
 
 
-def _label(folder: Path) -> str:
-    """A run's label: its folder relative to the working directory when it is below it."""
+def _label(folder: Path, roots: Sequence[Path] = ()) -> str:
+    """A run's label: its folder relative to the working directory when it is below it, else
+    relative to the folder given that holds it, starting with that folder's name (never a
+    long absolute path)."""
     try:
         return str(folder.relative_to(Path.cwd().resolve())) or "."
     except ValueError:
-        return str(folder)
+        pass
+    for root in roots:
+        resolved = root.resolve()
+        if folder.is_relative_to(resolved):
+            return str(Path(resolved.name) / folder.relative_to(resolved))
+    return str(folder)

@@ -3,15 +3,22 @@
 ``runs/`` holds two backend runs on the same four tasks (the oracle, which solves them, and
 the no-ask baseline, which mostly fails), a run of the tests' own env with one environment
 failure, and, where Chromium and the frontend extra are installed, a frontend run of the
-oracle on two tasks whose renders the perceptual scorer compared.
+oracle on two tasks whose renders the perceptual scorer compared. Runs that are running or
+stopped are copies of finished ones, without their summary, whose lock a real process holds
+(:func:`hold_lock`), or held until it was killed.
 """
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from colbench.rundir import RunDir
 from colbench.runner import EvalConfig, evaluate
 
 BACKEND = "colbench/Backend-v0"
@@ -61,3 +68,27 @@ def frontend_oracle(runs_root: Path, tmp_path_factory: pytest.TempPathFactory) -
         pytest.skip(str(exc))
     return make_run(runs_root / "frontend" / "oracle", FRONTEND, "scripted:oracle", 2,
                     scorer="perceptual", image_dir=str(tmp_path_factory.mktemp("renders")))
+
+
+#: A process that takes a run directory's writer lock as the runner does, says so, and holds
+#: it until it is killed.
+HOLD_LOCK = ("import sys, time\nfrom colbench.rundir import RunDir\n"
+             "RunDir(sys.argv[1]).acquire_lock()\nprint('held', flush=True)\ntime.sleep(600)")
+
+
+def hold_lock(run: Path) -> subprocess.Popen:
+    """A live process holding ``run``'s writer lock (kill it to leave a dead writer's pid)."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(run)],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def unfinished_copy(tmp_path: Path, run: Path, name: str, planned: int = 10) -> Path:
+    """A copy of ``run`` without its summary, planned as ``planned`` episodes."""
+    copy = tmp_path / name
+    shutil.copytree(run, copy)
+    RunDir(copy).summary_path.unlink()
+    info = json.loads(RunDir(copy).run_path.read_text())
+    RunDir(copy).run_path.write_text(json.dumps({**info, "planned_episodes": planned}))
+    return copy

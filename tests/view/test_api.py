@@ -7,8 +7,6 @@ import json
 import re
 import shutil
 import struct
-import subprocess
-import sys
 import time
 import zlib
 from pathlib import Path
@@ -22,6 +20,8 @@ from colbench.rundir import RunDir  # noqa: E402
 from colbench.view import create_app, loopback_names  # noqa: E402
 from colbench.view._analysis import score_histogram  # noqa: E402
 from colbench.view._runs import run_id_of  # noqa: E402
+
+from .conftest import hold_lock, unfinished_copy  # noqa: E402
 
 
 def tiny_png() -> bytes:
@@ -64,29 +64,6 @@ def test_a_folder_of_runs_is_searched_and_each_run_summarised(runs_root, backend
     assert (guess["episodes"], guess["ok"], guess["env_errors"]) == (4, 3, 1)
     assert guess["success_rate"] == 1.0  # the failed episode is not scored
     assert runs["no-ask"]["success_rate"] < 1.0
-
-
-#: A process that takes a run directory's writer lock as the runner does, says so, and holds
-#: it until it is killed.
-HOLD_LOCK = ("import sys, time\nfrom colbench.rundir import RunDir\n"
-             "RunDir(sys.argv[1]).acquire_lock()\nprint('held', flush=True)\ntime.sleep(600)")
-
-
-def hold_lock(run: Path) -> subprocess.Popen:
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(run)],
-                              stdout=subprocess.PIPE, text=True)
-    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-    return holder
-
-
-def unfinished_copy(tmp_path: Path, run: Path, name: str, planned: int = 10) -> Path:
-    """A copy of ``run`` without its summary, planned as ``planned`` episodes."""
-    copy = tmp_path / name
-    shutil.copytree(run, copy)
-    RunDir(copy).summary_path.unlink()
-    info = json.loads(RunDir(copy).run_path.read_text())
-    RunDir(copy).run_path.write_text(json.dumps({**info, "planned_episodes": planned}))
-    return copy
 
 
 def test_runs_are_running_stopped_or_finished(tmp_path, guess_mixed):
@@ -177,6 +154,14 @@ def test_frontend_renders_are_urls_served_from_the_record(frontend_oracle):
     assert [im["caption"] for im in episode["turns"][0]["images"]] == ["turn 1"]
     assert str(Path(record.metrics["target_image"]).parent) not in response.get_data(
         as_text=True)
+    assert episode["metrics"]["target_image"] == "render: target"
+
+
+def test_runs_outside_the_working_directory_are_labelled_from_the_folder_given(
+        runs_root, backend_oracle):
+    [row] = [r for r in get_json(client_for(runs_root), "/api/runs")["runs"]
+             if r["id"] == run_id_of(backend_oracle.resolve())]
+    assert row["label"] == "runs/backend/oracle" and row["path"] == row["label"]
 
 
 def test_breakdown_by_family_with_plots(backend_no_ask):

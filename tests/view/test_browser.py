@@ -1,12 +1,16 @@
 """``colbench view`` in a real browser (Playwright on Debian's Chromium, found as the web gym
-finds it): the run list loads and filters, a frontend episode shows its renders, two runs are
-compared, and an episode the real runner appends while the page is open appears on it.
+finds it): the run list loads, filters and sorts, and tells running, stopped and finished runs
+apart; a frontend episode shows its renders; two runs are compared, flips only, with their
+paired tests; and an episode the real runner appends while the page is open appears on it.
 
-One server and one browser page for the module; the tests run in order on that page.
+One server and one browser page for the module; the tests run in order on that page. Pages
+are photographed at 1280 and 1920 px wide into a folder the run prints (``screenshots``
+under pytest's temporary folder), to look at.
 """
 
 from __future__ import annotations
 
+import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +27,7 @@ from colbench.rundir import RunDir  # noqa: E402
 from colbench.view import ViewServer, find_run_folders  # noqa: E402
 from colbench.view._runs import run_id_of  # noqa: E402
 
-from .conftest import make_run  # noqa: E402
+from .conftest import hold_lock, make_run, unfinished_copy  # noqa: E402
 
 #: How long the page may take to show what the server has (it polls twice a second here).
 WAIT_MS = 15_000
@@ -38,8 +42,41 @@ def live_run(runs_root: Path, guess_env_id: str) -> Path:
     return make_run(runs_root / "live" / "asker", guess_env_id, "scripted:asker", 3)
 
 
+#: Widths the pages are photographed at: a laptop's and a desktop monitor's.
+SCREEN_WIDTHS = (1280, 1920)
+
+
 @pytest.fixture(scope="module")
-def server(runs_root, backend_oracle, backend_no_ask, frontend_oracle, live_run
+def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("screenshots")
+    print(f"\nscreenshots of the viewer: {folder}")
+    return folder
+
+
+def photograph(page, folder: Path, name: str) -> None:
+    """The page as it stands, at each of :data:`SCREEN_WIDTHS`, whole."""
+    for width in SCREEN_WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=str(folder / f"{name}-{width}.png"), full_page=True)
+        assert (folder / f"{name}-{width}.png").stat().st_size > 0
+
+
+@pytest.fixture(scope="module")
+def state_runs(runs_root: Path, guess_mixed: Path) -> Iterator[dict[str, Path]]:
+    """A run whose writer is alive, one whose writer was killed, and a finished one."""
+    running = unfinished_copy(runs_root / "states", guess_mixed, "running")
+    stopped = unfinished_copy(runs_root / "states", guess_mixed, "stopped")
+    writer = hold_lock(running)
+    killed = hold_lock(stopped)
+    killed.kill()
+    killed.wait()
+    yield {"running": running, "stopped": stopped, "finished": guess_mixed}
+    writer.kill()
+    writer.wait()
+
+
+@pytest.fixture(scope="module")
+def server(runs_root, backend_oracle, backend_no_ask, frontend_oracle, live_run, state_runs
            ) -> Iterator[ViewServer]:
     server = ViewServer([runs_root], port=0, poll_seconds=0.5).start()
     yield server
@@ -86,7 +123,36 @@ def test_run_list_loads_and_filters(page, runs_root):
     sync_api.expect(run_rows(page)).to_have_count(every_run)
 
 
-def test_frontend_episode_shows_its_renders(page, server, frontend_oracle):
+def test_running_stopped_and_finished_runs_are_told_apart(page, state_runs, screenshots):
+    def row(name: str):
+        return page.locator(f'tr.run[data-run-id="{run_id_of(state_runs[name].resolve())}"]')
+
+    sync_api.expect(row("running").locator(".badge.state")).to_have_text("running 4/10")
+    sync_api.expect(row("stopped").locator(".badge.state")).to_have_text("stopped at 4/10")
+    sync_api.expect(row("stopped").locator(".why")).to_contain_text("killed or crashed")
+    sync_api.expect(row("finished").locator(".badge.state")).to_have_text("finished")
+    # Scores read as percentages, as success rates do.
+    sync_api.expect(row("finished").locator("td.score")).to_have_text("100.0%")
+    photograph(page, screenshots, "runs")
+    page.select_option("#filter-status", "stopped")
+    sync_api.expect(run_rows(page)).to_have_count(1)
+    page.select_option("#filter-status", "")
+    # A click on a heading sorts by it; a second click sorts the other way.
+    heading = page.locator("table#runs th[data-column='episodes']")
+    heading.click()
+    sync_api.expect(heading).to_have_attribute("aria-sort", "ascending")
+    counts = page.locator("table#runs td.episodes").all_inner_texts()
+    assert counts == sorted(counts, key=int)
+    heading.click()
+    sync_api.expect(heading).to_have_attribute("aria-sort", "descending")
+    counts = page.locator("table#runs td.episodes").all_inner_texts()
+    assert counts == sorted(counts, key=int, reverse=True)
+    row("stopped").locator("a").click()
+    sync_api.expect(page.locator("#state-reason")).to_contain_text("killed or crashed")
+    page.click("header nav a[href='#/']")
+
+
+def test_frontend_episode_shows_its_renders(page, server, frontend_oracle, screenshots):
     run_id = run_id_of(frontend_oracle.resolve())
     page.click(f'tr.run[data-run-id="{run_id}"] a')
     episodes = page.locator("table#episodes tbody tr.episode")
@@ -105,25 +171,63 @@ def test_frontend_episode_shows_its_renders(page, server, frontend_oracle):
                                arg=image.element_handle())
     sync_api.expect(page.locator(".renders figcaption")).to_have_text(["target", "final"])
     sync_api.expect(page.locator(".turn .msg.agent").first).to_contain_text("<html")
+    sync_api.expect(page.locator(".turn figcaption").first).to_have_text("turn 1")
+    photograph(page, screenshots, "episode")
 
 
-def test_two_runs_compared(page, backend_oracle, backend_no_ask):
+def test_two_runs_compared(page, backend_oracle, backend_no_ask, screenshots):
     page.click("header nav a[href='#/']")
     for run in (backend_no_ask, backend_oracle):
         page.check(f'tr.run[data-run-id="{run_id_of(run.resolve())}"] input.pick')
     page.click("#compare")
     pairs = page.locator("table#comparison tbody tr.pair")
     sync_api.expect(pairs).to_have_count(4)
-    changes = set(pairs.evaluate_all("rows => rows.map(r => r.dataset.change)"))
-    assert changes <= {"gained", "both succeed"} and changes
+    changes = pairs.evaluate_all("rows => rows.map(r => r.dataset.change)")
+    assert set(changes) <= {"gained", "both succeed"} and "gained" in changes
+    # The paired tests: McNemar's on success, the bootstrap on score, each with its p-value.
+    sync_api.expect(page.locator("#test-success")).to_contain_text("McNemar, exact binomial")
+    sync_api.expect(page.locator("#test-score")).to_contain_text("paired bootstrap")
+    sync_api.expect(page.locator("#test-success td.p")).to_contain_text("p = ")
+    photograph(page, screenshots, "compare")
     # Each side links to its transcript.
     pairs.first.locator("td").nth(3).locator("a").click()
     sync_api.expect(page.locator("#episode h1")).to_contain_text("(trial 0)")
 
 
-def test_an_episode_appended_by_the_runner_appears(page, live_run, guess_env_id):
+def test_flips_only_leaves_the_pairs_that_changed(page, tmp_path, backend_oracle,
+                                                  backend_no_ask, screenshots):
+    # The oracle's run with its first episode lost: against the no-ask run, one pair fails
+    # on both sides and the others are gained.
+    retouched = tmp_path / "oracle-but-one"
+    shutil.copytree(backend_oracle, retouched)
+    records = RunDir(retouched).latest_episodes()
+    records[0] = records[0].model_copy(update={"metrics": {**records[0].metrics,
+                                                           "success": False, "score": 0.0}})
+    RunDir(retouched).episodes_path.write_text(
+        "".join(record.model_dump_json() + "\n" for record in records))
+    server = ViewServer([backend_no_ask, retouched], port=0, poll_seconds=0.5).start()
+    try:
+        page.goto(f"{server.url}#/compare/{run_id_of(backend_no_ask.resolve())}/"
+                  f"{run_id_of(retouched.resolve())}")
+        pairs = page.locator("table#comparison tbody tr.pair")
+        sync_api.expect(pairs).to_have_count(4)
+        changes = pairs.evaluate_all("rows => rows.map(r => r.dataset.change)")
+        assert changes.count("both fail") == 1 and changes.count("gained") == 3
+        page.check("#flips-only")
+        sync_api.expect(pairs).to_have_count(3)
+        assert set(pairs.evaluate_all("rows => rows.map(r => r.dataset.change)")) == {"gained"}
+        sync_api.expect(page.locator("label:has(#flips-only)")).to_contain_text("3 of 4")
+        sync_api.expect(page.locator("#test-success")).to_contain_text("+75.0 pts")
+        photograph(page, screenshots, "compare-flips")
+        page.uncheck("#flips-only")
+        sync_api.expect(pairs).to_have_count(4)
+    finally:
+        server.stop()
+
+
+def test_an_episode_appended_by_the_runner_appears(page, server, live_run, guess_env_id):
     run_id = run_id_of(live_run.resolve())
-    page.goto(f"{page.url.split('#')[0]}#/run/{run_id}")
+    page.goto(f"{server.url}#/run/{run_id}")
     episodes = page.locator("table#episodes tbody tr.episode")
     sync_api.expect(episodes).to_have_count(3)
     # The runner extends the run by one task, in a thread of its own: Playwright's sync API
