@@ -16,14 +16,10 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from colbench import actions
-from colbench.env import DEFAULT_PROTOCOL, Message, Outcome, ScriptedAgent, TextEnv
+from colbench.env import Message, Outcome, ScriptedAgent, TextEnv
 from colbench.errors import ColbenchError, ConfigError, EnvironmentFailure, MissingExtraError
-from colbench.gyms.embodied import sciworld_agentgym as agentgym
-from colbench.gyms.embodied.sciworld_tasks import (
-    DEFAULT_TURN_BUDGET,
-    load_sciworld_tasks,
-    turn_budget,
-)
+from colbench.gyms.embodied.sciworld_protocols import PROTOCOLS, SciWorldProtocol
+from colbench.gyms.embodied.sciworld_tasks import DEFAULT_TURN_BUDGET, turn_budget
 from colbench.gyms.embodied.sciworld_tools import SCIWORLD_TOOLS
 from colbench.tasks import Task, TaskSet
 from colbench.tools import ActionTool
@@ -256,10 +252,12 @@ class SciWorldEnv(TextEnv):
     ``simplifications``: ScienceWorld's simplification string (``""`` by default; ``"easy"``
     for all of them); ``gold_path``: generate the gold action sequence at every reset (the
     oracle otherwise uses the sequence shipped for the first 40 test tasks, or asks for it
-    once, before its first action); ``protocol``: ``colbench`` (default) or ``agentgym``
+    once, before its first action); ``protocol``: ``colbench`` (default), ``agentgym``
     (AgentGym's server: its task list by index, first observation, ReAct parser, running
-    score as reward, step limit 100, no simplifications and 30 turns; splits ``test``,
-    ``all``, ``N-M``; see ``colbench.gyms.embodied.sciworld_agentgym``).
+    score as reward, step limit 100, no simplifications, instruction turn and 30 turns;
+    splits ``test``, ``all``, ``N-M``; see ``colbench.gyms.embodied.sciworld_agentgym``) or
+    ``agentgym-rl`` (the same server under AgentGym-RL's evaluation settings: 30 turns,
+    temperature 1, 200 new tokens); see ``colbench.gyms.embodied.sciworld_protocols``.
 
     ## Registered ids
 
@@ -280,7 +278,7 @@ class SciWorldEnv(TextEnv):
     #: ``colbench play`` sends each typed line as an action on Enter (actions are one line).
     one_line_actions: ClassVar[bool] = True
     max_text_length: ClassVar[int] = 100_000
-    protocols: ClassVar[tuple[str, ...]] = (DEFAULT_PROTOCOL, agentgym.PROTOCOL)
+    protocol_specs: ClassVar[tuple[SciWorldProtocol, ...]] = PROTOCOLS
     #: The actions as OpenAI tools (``colbench.tools``): ScienceWorld's commands.
     action_tools: ClassVar[tuple[ActionTool, ...]] = SCIWORLD_TOOLS
 
@@ -289,22 +287,16 @@ class SciWorldEnv(TextEnv):
                  simplifications: str = "", gold_path: bool = False,
                  render_mode: str | None = None, protocol: str | None = None) -> None:
         self.choose_protocol(protocol)
-        self.agentgym = self.protocol == agentgym.PROTOCOL
-        if self.agentgym and (simplifications or task_names):
-            raise ConfigError("--protocol agentgym plays AgentGym's task list without "
-                              "simplifications; it takes no simplifications or task_names")
-        if self.agentgym and max_turns is None:
-            max_turns = agentgym.MAX_TURNS
+        rules = self.rules
         if isinstance(tasks, TaskSet):
             task_set = tasks
         elif tasks is not None:
             task_set = TaskSet.load(tasks)
-        elif self.agentgym:
-            task_set = agentgym.load_agentgym_tasks(split)
         else:
-            names = tuple(sorted(task_names)) if task_names else None
-            task_set = load_sciworld_tasks(split, names)
-        # Without a budget from the caller, each episode gets its task type's (see
+            task_set = rules.load_tasks(split, task_names, simplifications)
+        if max_turns is None:
+            max_turns = rules.max_turns
+        # Without a budget from the caller or the protocol, each episode gets its task type's (see
         # turn_budget); max_turns then says the largest, the most turns any episode may take.
         self._budget_per_type = max_turns is None
         if self._budget_per_type:
@@ -315,12 +307,22 @@ class SciWorldEnv(TextEnv):
         self.simplifications = simplifications
         self.gold_path = bool(gold_path)
         self._simulator: Any = None
-        self._gold: list[str] | None = None
-        self._raw_score = 0
-        self._last_observation = ""
+        #: The current task's gold action sequence, where it is known.
+        self.gold_sequence: list[str] | None = None
+        #: ScienceWorld's score so far (0-100; negative when the task failed).
+        self.raw_score = 0
+        self.last_observation = ""
         self._deterministic: bool | None = None
-        # The parts of the first observation under --protocol agentgym (agentgym_reset_fields).
-        self._agentgym_start: dict[str, Any] = {}
+        #: The parts of the first observation a protocol's server reports apart
+        #: (:meth:`agentgym_reset_fields`); empty where it reports none.
+        self.reset_fields: dict[str, Any] = {}
+
+    @property
+    def rules(self) -> SciWorldProtocol:
+        """The protocol this instance plays, with SciWorld's behaviour."""
+        spec = self.protocol_spec
+        assert isinstance(spec, SciWorldProtocol)
+        return spec
 
     @property
     def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]
@@ -347,9 +349,7 @@ class SciWorldEnv(TextEnv):
         return self._deterministic
 
     def system_prompt(self, task: Task) -> str:
-        if self.agentgym:
-            return agentgym.SYSTEM_PROMPT
-        return system_prompt_text(self._episode_max_turns)
+        return self.rules.system_prompt(self._episode_max_turns)
 
     # -- episodes ---------------------------------------------------------------------------
     def _load(self, task: Task, gold: bool) -> str:
@@ -358,71 +358,16 @@ class SciWorldEnv(TextEnv):
         if not isinstance(name, str) or not isinstance(variation, int):
             raise ConfigError(f"SciWorld task {task.id!r} needs privileged task_name and "
                               "variation")
-        simulator = self.simulator
-        # AgentGym keeps ScienceWorld's default step limit; colbench's protocol has none.
-        simulator.envStepLimit = agentgym.STEP_LIMIT if self.agentgym else 10 ** 9
-        if self.agentgym:
-            return self._load_agentgym(task, name, variation, gold)
-        try:
-            simulator.load(name, variation, self.simplifications, generateGoldPath=gold)
-            look = simulator.server.step("look around")
-            description = simulator.server.freeActionTaskDesc()
-        except ValueError as exc:  # unknown task or simplification
-            raise ConfigError(f"SciWorld task {task.id!r}: {exc}") from exc
-        except Exception as exc:  # py4j: the JVM died or refused
-            raise EnvironmentFailure(f"ScienceWorld failed to load {task.id}: {exc}") from exc
-        shipped = task.privileged.get("gold_actions")
-        if gold:
-            self._gold = list(simulator.get_gold_action_sequence())
-        else:
-            # Shipped sequences were generated without simplifications.
-            usable = isinstance(shipped, list) and not self.simplifications
-            self._gold = list(shipped) if usable else None
-        self._raw_score = 0
-        return f"{description.strip()}\n\n{look.strip()}"
-
-    def _load_agentgym(self, task: Task, name: str, variation: int, gold: bool) -> str:
-        """AgentGym's reset: load, then the task description, a newline, and the answer to
-        ``look around`` (a move, as in AgentGym)."""
-        simulator = self.simulator
-        try:
-            simulator.load(name, variation, "", generateGoldPath=gold)
-            description = simulator.get_task_description()
-            look, _, _, info = simulator.step("look around")
-        except ValueError as exc:
-            raise ConfigError(f"SciWorld task {task.id!r}: {exc}") from exc
-        except Exception as exc:  # py4j: the JVM died or refused
-            raise EnvironmentFailure(f"ScienceWorld failed to load {task.id}: {exc}") from exc
-        self._gold = list(simulator.get_gold_action_sequence()) if gold else None
-        self._raw_score = int(info.get("score", 0))
-        self._agentgym_start = {"task_name": name, "var_num": variation,
-                                "task_description": description, "observation": look}
-        return f"{description}\n{look}"
+        self.simulator.envStepLimit = self.rules.step_limit
+        self.reset_fields = {}
+        return self.rules.load(self, task, name, variation, gold)
 
     def agentgym_reset_fields(self) -> dict[str, Any]:
         """What AgentGym's SciWorld server adds to its reset reply, for ``colbench
         serve-envs``'s AgentGym routes: ``task_name``, ``var_num``, ``task_description``,
         and ``observation`` as the answer to ``look around`` alone (its client joins the
         description and the observation with a newline into the first observation)."""
-        return dict(self._agentgym_start)
-
-    def _act_agentgym(self, action: str, last_turn: bool) -> Outcome:
-        """A turn by AgentGym's rules: its ReAct parser, ScienceWorld's own step (with its
-        step limit), and the running score as the reward."""
-        command = agentgym.react_action(action)
-        if not sendable(command):  # refused as AgentGym's client reports a refused input
-            return self._outcome(f"Invalid Action.\n\n{self._last_observation}", False,
-                                 last_turn, command, self._raw_score)
-        try:
-            observation, _, completed, info = self.simulator.step(command)
-        except Exception as exc:
-            if type(exc).__name__ == "Py4JJavaError":  # AgentGym's client: Invalid Action.
-                return self._outcome(f"Invalid Action.\n\n{self._last_observation}", False,
-                                     last_turn, command, self._raw_score)
-            raise EnvironmentFailure(f"ScienceWorld failed on {command!r}: {exc}") from exc
-        self._raw_score = int(info.get("score", 0))
-        self._last_observation = observation
-        return self._outcome(observation, bool(completed), last_turn, command, self._raw_score)
+        return dict(self.reset_fields)
 
     def default_episode_max_turns(self, task: Task) -> int:
         if not self._budget_per_type:
@@ -431,7 +376,7 @@ class SciWorldEnv(TextEnv):
 
     def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:
         observation = self._load(task, self.gold_path)
-        self._last_observation = observation
+        self.last_observation = observation
         return observation, {"score": 0.0, "raw_score": 0, "moves": 0}
 
     def gold_actions(self) -> list[str]:
@@ -439,51 +384,25 @@ class SciWorldEnv(TextEnv):
         the task, else generated on demand before the first step (reloading the variation)."""
         if self.task is None:
             raise RuntimeError("no task: call reset() first")
-        if self._gold is None:
+        if self.gold_sequence is None:
             if self.turn > 0:
                 raise ConfigError("the gold path can be generated only before the first step; "
                                   "make the env with gold_path=True")
             self._load(self.task, gold=True)
-        assert self._gold is not None
-        return list(self._gold)
+        assert self.gold_sequence is not None
+        return list(self.gold_sequence)
 
     def _act(self, action: str, *, last_turn: bool) -> Outcome:
         assert self.task is not None
-        if self.agentgym:
-            return self._act_agentgym(action, last_turn)
-        command = extract_action(action)
-        if not command:
-            return self._outcome("Your message held no action. Reply with a ScienceWorld "
-                                 f"command, e.g. 'look around'. {actions.ACTION_FORMS}", False,
-                                 last_turn, command)
-        if len(command) > MAX_ACTION:
-            return self._outcome(f"That action is {len(command)} characters long; a "
-                                 f"ScienceWorld command is short (at most {MAX_ACTION}).",
-                                 False, last_turn, command)
-        if not sendable(command):
-            return self._outcome("That action holds text that is not valid Unicode (a lone "
-                                 "surrogate); write a ScienceWorld command, e.g. 'look "
-                                 "around'.", False, last_turn, command)
-        server = self.simulator.server
-        try:
-            observation = server.step(command)
-            raw = int(round(100 * float(server.getScore())))
-            completed = bool(server.getCompleted())
-        except Exception as exc:
-            if type(exc).__name__ == "Py4JJavaError":  # the simulator refused this input
-                return self._outcome(f"The simulator could not process '{command}'. Try a "
-                                     "simpler command, e.g. 'look around'.", False, last_turn,
-                                     command)
-            raise EnvironmentFailure(f"ScienceWorld failed on {command!r}: {exc}") from exc
-        previous = max(self._raw_score, 0)
-        self._raw_score = raw
-        reward = (max(raw, 0) - previous) / 100.0
-        return self._outcome(observation, completed or raw < 0, last_turn, command, reward)
+        return self.rules.act(self, action, last_turn=last_turn)
 
-    def _outcome(self, observation: str, completed: bool, last_turn: bool, command: str,
-                 reward: float = 0.0) -> Outcome:
+    def outcome(self, observation: str, completed: bool, last_turn: bool, command: str,
+                reward: float = 0.0) -> Outcome:
+        """The turn's outcome: its observation, whether ScienceWorld ended the task, the
+        command read and the protocol's reward; the score and metrics from
+        :attr:`raw_score`."""
         assert self.task is not None
-        raw = self._raw_score
+        raw = self.raw_score
         info = {"command": command, "score": max(raw, 0) / 100.0, "raw_score": raw}
         if self._simulator is not None:
             info["moves"] = int(self._simulator.server.getNumMoves())
@@ -501,8 +420,8 @@ class SciWorldEnv(TextEnv):
         data = super().privileged()
         if self._simulator is not None and self.task is not None:
             data["goal_progress"] = str(self._simulator.server.getGoalProgressStr())
-            if self._gold is not None:
-                data["gold_actions"] = list(self._gold)
+            if self.gold_sequence is not None:
+                data["gold_actions"] = list(self.gold_sequence)
         return data
 
     def describe(self) -> dict[str, Any]:
