@@ -81,8 +81,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     mint = challenge_sub.add_parser("mint", help="mint a challenge split from the secret")
     mint.add_argument("name", metavar="NAME", help="its name (lowercase letters, digits, -)")
     mint.add_argument("--count", type=int, required=True, metavar="N", help="tasks to mint")
-    mint.add_argument("--env", default="colbench/Backend-v0",
-                      help="the env (default: colbench/Backend-v0, the suite that can mint)")
+    # No default here: mint_challenge's own (Backend-v1) applies, so the two cannot differ.
+    mint.add_argument("--env", default=None,
+                      help="the env (default: colbench/Backend-v1, whose program space the "
+                           "package cannot enumerate)")
     mint.add_argument("--config", metavar="FILE", help="JSON settings (challenge_secret)")
     db_flag(mint)
     mint.set_defaults(func=run_challenge_mint)
@@ -258,7 +260,8 @@ def run_challenge_mint(args: argparse.Namespace) -> int:
     db = _database(args)
     from colbench.leaderboard.challenge import mint_challenge
 
-    info = mint_challenge(db, _settings(args), args.name, args.count, env=args.env)
+    chosen = {} if args.env is None else {"env": args.env}
+    info = mint_challenge(db, _settings(args), args.name, args.count, **chosen)
     print(f"minted challenge {info.name!r}: {info.task_count} {info.env} tasks "
           f"({info.public_hash}); its entries are listed on the board {info.split!r}")
     print(f"submitters fetch it from SERVER/api/v1/challenges/{info.name}")

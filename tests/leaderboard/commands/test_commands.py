@@ -150,9 +150,10 @@ def test_challenge_mint_list_and_fetch(colbench, live, db_url: str, tmp_path: Pa
     minted = colbench(["leaderboard", "challenge", "mint", "spring", "--count", "2", "--db",
                        db_url], env={"COLBENCH_CHALLENGE_SECRET": "x" * 32})
     assert minted.returncode == 0, minted.stderr
-    assert "2 colbench/Backend-v0 tasks" in minted.stdout and "challenge:spring" in minted.stdout
+    # Without --env the CLI mints from Backend-v1, as mint_challenge does.
+    assert "2 colbench/Backend-v1 tasks" in minted.stdout and "challenge:spring" in minted.stdout
     listed = colbench(["leaderboard", "challenge", "list", "--db", db_url])
-    assert listed.stdout.startswith("spring\tcolbench/Backend-v0\t2 tasks")
+    assert listed.stdout.startswith("spring\tcolbench/Backend-v1\t2 tasks")
     out = tmp_path / "spring.jsonl"
     challenge_url = f"{url}/api/v1/challenges/spring"
     fetched = colbench(["leaderboard", "challenge", "fetch", challenge_url, "--out", str(out),
