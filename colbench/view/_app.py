@@ -44,7 +44,7 @@ from colbench.view._analysis import (
     training_plots,
     transcript,
 )
-from colbench.view._runs import LoadedRun, RunIndex, shown_path
+from colbench.view._runs import LoadedRun, RunIndex, folder_label
 
 try:
     import flask
@@ -164,7 +164,7 @@ def create_app(roots: Sequence[str | Path], *, poll_seconds: float = DEFAULT_POL
     @app.get("/api/training")
     def training() -> Any:
         found = find_trainings(index.roots)
-        return {"trainings": [{"path": str(path), "label": shown_path(str(path), Path.cwd()),
+        return {"trainings": [{"path": str(path), "label": folder_label(path, index.roots),
                                "plots": training_plots(curves),
                                "curves": {name: [list(point) for point in points]
                                           for name, points in curves.items()}}

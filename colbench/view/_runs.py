@@ -369,7 +369,7 @@ class RunIndex:
     def _load(run_id: str, folder: Path, signature: tuple[Any, ...], roots: Sequence[Path]
               ) -> LoadedRun:
         run_dir = RunDir(folder)
-        label = _label(folder, roots)
+        label = folder_label(folder, roots)
         try:
             records = run_dir.latest_episodes()
             summary, partial = run_dir.summary(records)
@@ -394,8 +394,8 @@ def _signature(folder: Path) -> tuple[Any, ...]:
     return tuple(parts)
 
 
-def _label(folder: Path, roots: Sequence[Path] = ()) -> str:
-    """A run's label: its folder relative to the working directory when it is below it, else
+def folder_label(folder: Path, roots: Sequence[Path] = ()) -> str:
+    """A run's (or a training's) label: its folder relative to the working directory when it is below it, else
     relative to the folder given that holds it, starting with that folder's name (never a
     long absolute path)."""
     try:

@@ -10,6 +10,7 @@ under pytest's temporary folder), to look at.
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 from collections.abc import Iterator
@@ -238,3 +239,35 @@ def test_an_episode_appended_by_the_runner_appears(page, server, live_run, guess
     assert len(RunDir(live_run).latest_episodes()) == 4
     sync_api.expect(episodes).to_have_count(4)
     sync_api.expect(page.locator('tr.episode[data-task="guess-test-003"]')).to_have_count(1)
+
+
+def test_one_point_and_long_label_charts_are_drawn_whole(page, tmp_path, screenshots):
+    # A trainer that logged once, and a curve whose tick labels are long.
+    out = tmp_path / "trained" / "checkpoint-1"
+    out.mkdir(parents=True)
+    history = [{"step": 1, "loss": 0.6810834202368096},
+               {"step": 1, "train/kl_divergence_to_reference": 0.0000123451},
+               {"step": 2, "train/kl_divergence_to_reference": 0.0000123462}]
+    (out / "trainer_state.json").write_text(json.dumps({"log_history": history}))
+    server = ViewServer([tmp_path], port=0, poll_seconds=0.5).start()
+    try:
+        page.goto(f"{server.url}#/training")
+        charts = page.locator(".training svg.chart")
+        sync_api.expect(charts).to_have_count(2)
+        # Named from the folder given, not by an absolute path.
+        sync_api.expect(page.locator(".training h2")).to_have_text(f"{tmp_path.name}/trained")
+        loss = charts.first
+        sync_api.expect(loss.locator("circle")).to_have_count(1)
+        sync_api.expect(loss).to_contain_text("0.681")
+        assert "0.6810834" not in loss.inner_html()
+        for index in range(2):
+            chart = charts.nth(index).bounding_box()
+            for label in charts.nth(index).locator("text").all():
+                box = label.bounding_box()
+                assert box is not None and chart is not None
+                assert box["x"] >= chart["x"] - 0.5, label.text_content()
+                assert box["x"] + box["width"] <= chart["x"] + chart["width"] + 0.5, \
+                    label.text_content()
+        photograph(page, screenshots, "training")
+    finally:
+        server.stop()
