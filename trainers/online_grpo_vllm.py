@@ -12,8 +12,13 @@ one engine cannot be reloaded while it is still generating the next batch.
 
 :class:`TRLVLLMChatModel` is the chat model the rollout's ``current`` policy plays with:
 
-* prompt ids: :func:`colbench.trainers.tokenize.tokenize_prompt` of the conversation, the
-  same ids the ``hf`` path feeds ``generate`` and the rollout's samples start with;
+* prompt ids, token in, token out: the conversation's first prompt is
+  :func:`colbench.trainers.tokenize.tokenize_prompt` of it, the ids the ``hf`` path feeds
+  ``generate`` and the rollout's samples start with; at a later turn each earlier agent turn
+  is the exact ids the engine sampled for it, not its text re-encoded
+  (:func:`~colbench.trainers.tokenize.tokenize_prompt_as_sampled`), so the engine sees the
+  training sequence's own prefix and its prefix cache holds the whole earlier context
+  (vLLM's prefix caching is on by default; ``trl vllm-serve --enable_prefix_caching true``);
 * sampling: temperature, top-p, ``max_tokens``, seed and stop strings as the runner asked,
   ``n=1``, ``logprobs=0`` (the sampled token's log-probability only);
 * completion: the generated token ids through the end-of-turn token, their log-probabilities
@@ -28,6 +33,10 @@ still generate their own way (transformers on the snapshot's weights).
 
 from __future__ import annotations
 
+import hashlib
+import json
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -151,8 +160,17 @@ class ServerBackend:
         return results
 
 
+def conversation_key(messages: Sequence[Any]) -> str:
+    """A digest equal for two conversations of the same roles and texts."""
+    plain = [[m.get("role"), m.get("content")] for m in messages]
+    return hashlib.sha256(json.dumps(plain).encode()).hexdigest()
+
+
 class TRLVLLMChatModel(BatchedChatModel):
     """A chat model over TRL's vLLM engine (module docs); used from the rollout's runner."""
+
+    #: How many agent turns' sampled ids are remembered for later prompts (oldest dropped).
+    remembered_turns: int = 65536
 
     def __init__(self, backend: VLLMBackend, tokenizer: Any, *, name: str = "online-grpo:vllm",
                  batch_size: int = 64, eos_ids: Sequence[int] = ()) -> None:
@@ -164,16 +182,35 @@ class TRLVLLMChatModel(BatchedChatModel):
         if tokenizer.eos_token_id is not None:
             ends.add(int(tokenizer.eos_token_id))
         self.eos_ids = ends
+        #: Sampled ids by the conversation through the agent message they became.
+        self._sampled: OrderedDict[str, list[int]] = OrderedDict()
+        self._sampled_lock = threading.Lock()
         # vLLM seeds each request on its own, so seeded requests may share a call.
         self.batcher = RequestBatcher(self._run_batch, max_batch=batch_size, name=name,
                                       isolate_seeded=False)
 
     def prompt_ids(self, conversation: Conversation) -> list[int]:
         """The ids the engine is prompted with: the rollout's own tokenisation of the
-        conversation with the generation cue (what the ``hf`` path feeds ``generate``)."""
-        from colbench.trainers.tokenize import tokenize_prompt
+        conversation with the generation cue, each earlier agent turn this model played as
+        the ids it sampled (module docs)."""
+        from colbench.trainers.tokenize import tokenize_prompt, tokenize_prompt_as_sampled
 
-        return tokenize_prompt(self.tokenizer, [dict(m) for m in conversation])
+        messages = [dict(m) for m in conversation]
+        with self._sampled_lock:
+            sampled = [self._sampled.get(conversation_key(messages[:i + 1]))
+                       for i, m in enumerate(messages) if m.get("role") == "assistant"]
+        if not any(sampled):
+            return tokenize_prompt(self.tokenizer, messages)
+        return tokenize_prompt_as_sampled(self.tokenizer, messages, sampled)
+
+    def _remember(self, conversation: Conversation, completion: Completion,
+                  ids: list[int]) -> None:
+        key = conversation_key([*conversation, {"role": "assistant",
+                                                "content": completion.text}])
+        with self._sampled_lock:
+            self._sampled[key] = list(ids)
+            while len(self._sampled) > self.remembered_turns:
+                self._sampled.popitem(last=False)
 
     def _run_batch(self, conversations: list[Conversation],
                    params: SamplingParams) -> list[Completion]:
@@ -182,8 +219,12 @@ class TRLVLLMChatModel(BatchedChatModel):
         if len(generated) != len(prompts):
             raise RuntimeError(f"{self.name}: the vLLM engine returned {len(generated)} "
                                f"completions for {len(prompts)} prompts")
-        return [self._completion(g, len(p), params)
-                for g, p in zip(generated, prompts, strict=True)]
+        completions = []
+        for conversation, output, prompt in zip(conversations, generated, prompts, strict=True):
+            completion = self._completion(output, len(prompt), params)
+            self._remember(conversation, completion, output.token_ids)
+            completions.append(completion)
+        return completions
 
     def _completion(self, generated: Generated, prompt_length: int,
                     params: SamplingParams) -> Completion:

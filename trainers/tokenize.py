@@ -140,6 +140,52 @@ def tokenize_prompt(tokenizer: Any, messages: Sequence[Message], *,
                                      chat_template=chat_template))
 
 
+def tokenize_prompt_as_sampled(tokenizer: Any, messages: Sequence[Message],
+                               sampled: Sequence[Sequence[int] | None], *,
+                               chat_template: str | None = None) -> list[int]:
+    """The ids of the prompt for the agent's next turn with each earlier agent turn as the
+    ids it was sampled as (token in, token out), not as its text re-encoded.
+
+    The text between agent turns is encoded piece by piece, as
+    :func:`tokenize_conversation` does, so the prompt is the training sequence's prefix token
+    for token. ``sampled`` has one entry per agent message of ``messages`` (None: the turn's
+    ids are unknown, its text is encoded). A turn sampled without the end marker (cut at
+    ``max_tokens``) gets the marker the template adds after it, as the training sequence
+    does.
+
+    Parameters
+    ----------
+    tokenizer:
+        The policy's tokenizer.
+    messages:
+        The conversation so far, ending before the agent's next turn.
+    sampled:
+        Per agent message, the token ids the policy generated for it, or None.
+    chat_template:
+        A template to render with instead of the tokenizer's own.
+    """
+    full, spans = agent_spans(tokenizer, messages, chat_template=chat_template)
+    if len(sampled) != len(spans):
+        raise ValueError(f"{len(sampled)} sampled turns for {len(spans)} agent messages")
+    prompt = render(tokenizer, messages, add_generation_prompt=True, chat_template=chat_template)
+    if not prompt.startswith(full):
+        raise ConfigError("the chat template renders a conversation differently once the "
+                          "generation cue follows, so its agent turns cannot be kept as sampled")
+    ids: list[int] = []
+    cursor = 0
+    for (start, end), generated in zip(spans, sampled, strict=True):
+        ids += _encode(tokenizer, prompt[cursor:start])
+        span = _encode(tokenizer, prompt[start:end])
+        if not generated or list(generated) == span:
+            ids += span
+        else:
+            ids += generated
+            if span and span[-1] != generated[-1]:
+                ids += span[-1:]
+        cursor = end
+    return ids + _encode(tokenizer, prompt[cursor:])
+
+
 def tokenize_continuation(tokenizer: Any, prompt: Sequence[Message],
                           continuation: Sequence[Message], *,
                           chat_template: str | None = None,

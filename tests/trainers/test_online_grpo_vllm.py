@@ -77,6 +77,9 @@ class FakeLLM:
     calls: list[tuple[list[list[int]], object]] = field(default_factory=list)
     generated: list[tuple[int, float]] = field(default_factory=list)
     events: list[str] | None = None
+    #: Ids sampled before ACTION's: a special token (which decoding drops) makes the sampled
+    #: ids differ from the re-encoded text, as a tokenizer's non-canonical split would.
+    lead: list[int] = field(default_factory=list)
 
     def generate(self, prompts, sampling_params=None, use_tqdm=True):
         assert use_tqdm is False
@@ -85,7 +88,7 @@ class FakeLLM:
         if self.events is not None:
             self.events.append("generate")
         action = self.tokenizer(ACTION, add_special_tokens=False)["input_ids"]
-        action = action + [self.tokenizer.eos_token_id]
+        action = self.lead + action + [self.tokenizer.eos_token_id]
         outputs = []
         for prompt in ids:
             base = -0.001 * (len(self.generated) + 1)
@@ -245,7 +248,8 @@ def test_rollouts_on_trls_engine_reach_the_batch_exactly(tiny_llama, tokenizer, 
     from colbench.trainers import online_grpo_trainer, train
 
     events: list[str] = []
-    llm = FakeLLM(tokenizer, events=events)
+    assert tokenizer.bos_token_id is not None
+    llm = FakeLLM(tokenizer, events=events, lead=[tokenizer.bos_token_id])
     built: dict = {}
 
     class FakeVLLMGeneration:
@@ -316,7 +320,7 @@ def test_rollouts_on_trls_engine_reach_the_batch_exactly(tiny_llama, tokenizer, 
         assert sorted((t, round(lp, 6)) for t, lp in trained) == \
             sorted((t, round(lp, 6)) for t, lp in made)
         assert len(made) == 4 * 2 * (len(tokenizer(ACTION, add_special_tokens=False)
-                                         ["input_ids"]) + 1)  # 4 episodes x 2 turns
+                                         ["input_ids"]) + 2)  # 4 episodes x 2 turns
     # Each episode's first prompt is the sample's prompt (the rollout's own tokenisation).
     first_prompts = {tuple(ids) for prompts, _ in llm.calls for ids in prompts}
     from colbench.rundir import read_episodes
@@ -328,6 +332,48 @@ def test_rollouts_on_trls_engine_reach_the_batch_exactly(tiny_llama, tokenizer, 
     assert len(records) == 8
     for record in records:
         assert tuple(tokenize_prompt(tokenizer, episode_messages(record)[:2])) in first_prompts
+    # Token in, token out: a second turn's prompt is a first prompt followed by the exact ids
+    # sampled there (the special token included), never the first answer's text re-encoded.
+    sampled = llm.lead + tokenizer(ACTION, add_special_tokens=False)["input_ids"] + \
+        [tokenizer.eos_token_id]
+    starts = {tuple(tokenize_prompt(tokenizer, episode_messages(r)[:2])) for r in records}
+    later = [ids for prompts, _ in llm.calls for ids in prompts if tuple(ids) not in starts]
+    assert len(later) == 8
+    assert all(any(tuple(ids[:len(s) + len(sampled)]) == (*s, *sampled) for s in starts)
+               for ids in later)
+
+
+def test_a_later_turn_is_prompted_with_the_ids_sampled_before(tokenizer):
+    from colbench.trainers.online_grpo_vllm import Generated
+    from colbench.trainers.tokenize import tokenize_continuation, tokenize_prompt
+
+    sampled = [tokenizer.bos_token_id, *tokenizer(ACTION, add_special_tokens=False)
+               ["input_ids"], tokenizer.eos_token_id]
+    prompts: list[list[int]] = []
+
+    class Recording:
+        def generate(self, batch, params):
+            prompts.extend(batch)
+            return [Generated(list(sampled), [-0.1] * len(sampled)) for _ in batch]
+
+    model = TRLVLLMChatModel(Recording(), tokenizer, eos_ids=[tokenizer.eos_token_id])
+    params = SamplingParams(logprobs=True)
+    try:
+        (first,) = model.generate([CONVERSATION], params)
+        later = [*CONVERSATION, {"role": "assistant", "content": first.text},
+                 {"role": "user", "content": "half"}]
+        model.generate([later], params)
+    finally:
+        model.close()
+    assert first.token_ids == sampled
+    assert prompts[0] == tokenize_prompt(tokenizer, CONVERSATION)
+    assert prompts[1][:len(prompts[0]) + len(sampled)] == prompts[0] + sampled
+    assert prompts[1] != tokenize_prompt(tokenizer, later)  # what re-encoding would send
+    # The rest is the observation and the cue as the training sequence encodes them.
+    _, ids, turns = tokenize_continuation(
+        tokenizer, CONVERSATION, [*later[2:], {"role": "assistant", "content": first.text}])
+    between = [t for t, turn in zip(ids, turns, strict=True) if turn == -1]
+    assert prompts[1][len(prompts[0]) + len(sampled):] == between
 
 
 # -- the GPU script, as far as the CPU allows ----------------------------------------------------
