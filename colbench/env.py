@@ -98,6 +98,11 @@ class ScriptedAgent(abc.ABC):
         return None
 
 
+#: The turn budget of an episode whose env sets none of its own: the one owner of this
+#: default (the leaderboard's challenge server reads it for an env it cannot make).
+DEFAULT_MAX_TURNS = 10
+
+
 def episode_turn_budget(value: Any) -> int | None:
     """The ``max_turns`` of ``reset(options=...)``, checked: a whole number of at least 1, or
     None (the env's own budget for the task).
@@ -121,7 +126,7 @@ class TextEnv(gym.Env[str, str], abc.ABC):
     #: Registered id prefix and version, e.g. ``colbench/Backend`` and ``"0"``.
     env_id: ClassVar[str] = ""
     version: ClassVar[str] = "0"
-    default_max_turns: ClassVar[int] = 10
+    default_max_turns: ClassVar[int] = DEFAULT_MAX_TURNS
     max_text_length: ClassVar[int] = 100_000
     #: The wall-clock bound, in seconds, on one ``reset`` or ``step`` when the runner plays
     #: the env (``colbench evaluate --step-timeout`` overrides it): a call past it ends the
@@ -280,7 +285,9 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         """Facts about this env instance that results record (simulator, scorer...)."""
         # The protocol's settings as this instance plays them: its budget is the effective one
         # (a max_turns argument overrides the protocol's).
-        settings = {**self.protocol_spec.settings(), "max_turns": self.max_turns}
+        spec = self.protocol_spec
+        settings = {**spec.settings(), "max_turns": self.max_turns,
+                    "notes": spec.notes_for(self.tasks)}
         return {"env_version": self.version, "task_set": self.tasks.name,
                 "task_set_hash": self.tasks.hash, "protocol": self.protocol,
                 "protocol_settings": settings}

@@ -16,7 +16,7 @@ summaries, reports, replays and the leaderboard read a protocol's effective sett
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -79,8 +79,13 @@ class Protocol:
     simulator:
         The simulated human's settings, where the env has one (model, sampling, cut...).
     notes:
-        What a result under it must say about itself (e.g. that its tasks are not the
-        paper's), written into ``summary.json``.
+        What a result under it must say about itself, written into ``summary.json``.
+    paper_task_source:
+        The ``metadata["source"]`` that marks the tasks of the paper this protocol
+        reproduces (an imported published set); ``""``: the protocol names none.
+    paper_tasks_hint:
+        What a run on other tasks must say: that its number is not the paper's, and the
+        command that imports the paper's tasks (see :meth:`notes_for`).
     """
 
     name: str
@@ -92,6 +97,8 @@ class Protocol:
     scorer: str = ""
     simulator: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    paper_task_source: str = ""
+    paper_tasks_hint: str = ""
 
     def __post_init__(self) -> None:
         if self.message_structure not in MESSAGE_STRUCTURES:
@@ -106,6 +113,22 @@ class Protocol:
                              "max_tokens": self.sampling.max_tokens},
                 "message_structure": self.message_structure, "scorer": self.scorer,
                 "simulator": dict(self.simulator), "notes": list(self.notes)}
+
+    def notes_for(self, tasks: Iterable[Any]) -> list[str]:
+        """The notes of a run on ``tasks`` under this protocol: :attr:`notes`, and
+        :attr:`paper_tasks_hint` where the protocol names the paper's tasks and some of
+        ``tasks`` are not among them.
+
+        Parameters
+        ----------
+        tasks:
+            The run's tasks (each with ``metadata``).
+        """
+        notes = list(self.notes)
+        if self.paper_task_source and self.paper_tasks_hint and any(
+                task.metadata.get("source") != self.paper_task_source for task in tasks):
+            notes.append(self.paper_tasks_hint)
+        return notes
 
     def renamed(self, name: str, **changes: Any) -> Protocol:
         """A copy of this protocol under another name with some fields changed (a protocol

@@ -177,3 +177,43 @@ def test_no_env_module_branches_on_a_protocol_flag() -> None:
         if lines:
             branching[path.relative_to(GYMS).as_posix()] = lines
     assert set(branching) <= NOT_YET_OBJECTS, branching
+
+
+_PUBLISHED_ROW = {"problem_description": "Double it, please.\n\nThe signature of the function "
+                                         "is: def twice(x)",
+                  "ground_truth": "def twice(x):\n    return 2 * x\n",
+                  "test_cases": {"test1": "twice(1)", "test2": "twice(4)"}}
+
+
+def _sweet_rl_summary(out: Path, tasks: str | None = None) -> dict:
+    import json
+
+    from colbench.models.base import SamplingParams
+    from colbench.runner import EvalConfig, evaluate
+
+    evaluate(EvalConfig(env="colbench/Backend-v0", model="scripted:oracle", out=out,
+                        tasks=tasks, num_tasks=1, progress=False,
+                        env_kwargs={"protocol": "sweet-rl"}, sampling=SamplingParams(),
+                        sampling_from_protocol=("temperature", "max_tokens")))
+    return json.loads((out / "summary.json").read_text())
+
+
+def test_sweet_rl_on_colbench_tasks_records_that_it_is_not_the_papers_set(tmp_path: Path) -> None:
+    summary = _sweet_rl_summary(tmp_path / "own")
+    settings = summary["protocol_settings"]
+    assert settings["name"] == "sweet-rl"
+    assert settings["sampling"] == {"temperature": 1.0, "max_tokens": 1024}
+    assert settings["max_turns"] == 10
+    assert any("not the paper's task set" in note and "colbench data import backend" in note
+               for note in settings["notes"])
+
+
+def test_sweet_rl_on_an_imported_published_set_names_it_without_the_note(tmp_path: Path) -> None:
+    import json
+
+    published = tmp_path / "colbench-test.jsonl"
+    published.write_text(json.dumps(_PUBLISHED_ROW) + "\n", encoding="utf-8")
+    summary = _sweet_rl_summary(tmp_path / "paper", tasks=str(published))
+    assert summary["task_set"]["name"] == "colbench-test"
+    assert summary["protocol_settings"]["notes"] == []
+    assert summary["counts"]["episodes"] == 1

@@ -5,13 +5,15 @@ from __future__ import annotations
 import warnings
 from typing import Any, ClassVar
 
-from colbench.env import DEFAULT_PROTOCOL, Outcome, TextEnv
+from colbench.env import Outcome, TextEnv
 from colbench.errors import ConfigError
 from colbench.gyms.backend import sweet_rl
 from colbench.gyms.backend.protocol import ANSWER_MARKER, answer_text, extract_code, is_final_answer
+from colbench.gyms.backend.protocols import PROTOCOLS
 from colbench.gyms.backend.scoring import score_code
 from colbench.gyms.backend.tasks import SPLIT_SIZES
 from colbench.gyms.backend.tools import BACKEND_TOOLS
+from colbench.protocols import Protocol
 from colbench.simulators import Simulator
 from colbench.tasks import Task, TaskSet
 from colbench.tools import ActionTool
@@ -87,7 +89,7 @@ class BackendEnv(TextEnv):
     default_max_turns: ClassVar[int] = 10
     #: The built-in task sets' splits (a server that ranks the env accepts runs on these).
     splits: ClassVar[tuple[str, ...]] = tuple(SPLIT_SIZES)
-    protocols: ClassVar[tuple[str, ...]] = (DEFAULT_PROTOCOL, sweet_rl.PROTOCOL)
+    protocol_specs: ClassVar[tuple[Protocol, ...]] = PROTOCOLS
     #: The actions as OpenAI tools (``colbench.tools``): ``ask`` and ``answer``.
     action_tools: ClassVar[tuple[ActionTool, ...]] = BACKEND_TOOLS
 

@@ -6,11 +6,13 @@ import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
-from colbench.env import DEFAULT_PROTOCOL, Outcome, TextEnv
+from colbench.env import Outcome, TextEnv
 from colbench.errors import ConfigError, EnvironmentFailure
 from colbench.gyms.frontend import sweet_rl
 from colbench.gyms.frontend.protocol import ANSWER_MARKER, extract_html, is_final_answer
+from colbench.gyms.frontend.protocols import PROTOCOLS
 from colbench.gyms.frontend.tools import FRONTEND_TOOLS
+from colbench.protocols import Protocol
 from colbench.tasks import Task, TaskSet
 from colbench.tools import ActionTool
 
@@ -101,7 +103,7 @@ class FrontendEnv(TextEnv):
     env_id: ClassVar[str] = "colbench/Frontend"
     version: ClassVar[str] = "0"
     default_max_turns: ClassVar[int] = 10
-    protocols: ClassVar[tuple[str, ...]] = (DEFAULT_PROTOCOL, sweet_rl.PROTOCOL)
+    protocol_specs: ClassVar[tuple[Protocol, ...]] = PROTOCOLS
     #: The actions as OpenAI tools (``colbench.tools``): ``ask`` and ``answer``.
     action_tools: ClassVar[tuple[ActionTool, ...]] = FRONTEND_TOOLS
 
