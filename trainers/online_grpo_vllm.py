@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -45,6 +46,8 @@ from colbench.errors import ConfigError, MissingExtraError
 from colbench.models.base import Completion, Conversation, SamplingParams
 from colbench.models.hf import BatchedChatModel, RequestBatcher
 from colbench.models.vllm_engine import completion_from_output, sampling_kwargs
+
+logger = logging.getLogger(__name__)
 
 #: colbench's ``generation`` setting -> TRL's ``vllm_mode``.
 VLLM_MODES = {"vllm-colocate": "colocate", "vllm-server": "server"}
@@ -245,6 +248,22 @@ class TRLVLLMChatModel(BatchedChatModel):
         return completion
 
 
+def prefix_caching(llm: Any) -> bool | None:
+    """Whether a ``vllm.LLM`` caches prompt prefixes (None: it does not say)."""
+    engine = getattr(llm, "llm_engine", None)
+    cache = getattr(getattr(engine, "vllm_config", None), "cache_config", None)
+    value = getattr(cache, "enable_prefix_caching", None)
+    return None if value is None else bool(value)
+
+
+def warn_without_prefix_caching(llm: Any) -> None:
+    """Say so when the colocated engine prefills every turn's whole context again."""
+    if prefix_caching(llm) is False:
+        logger.warning("online-grpo: the vLLM engine has prefix caching off, so every turn "
+                       "prefills the whole conversation again; it is vLLM's default (was "
+                       "enable_prefix_caching turned off?)")
+
+
 def vllm_chat_model(trainer: Any, tokenizer: Any, config: Any) -> TRLVLLMChatModel:
     """The chat model over the engine ``trainer`` (TRL's ``GRPOTrainer``, built with
     :func:`grpo_vllm_arguments`) holds, for ``config.generation``."""
@@ -254,6 +273,7 @@ def vllm_chat_model(trainer: Any, tokenizer: Any, config: Any) -> TRLVLLMChatMod
                           "(GRPOConfig.use_vllm is off; was use_vllm overridden in trl_args?)")
     backend: VLLMBackend
     if config.generation == "vllm-colocate":
+        warn_without_prefix_caching(engine.llm)
         backend = ColocateBackend(engine.llm)
     else:
         client = getattr(engine, "vllm_client", None)

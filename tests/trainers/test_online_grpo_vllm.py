@@ -397,6 +397,9 @@ def test_gpu_script_stops_with_one_line_without_vllm(tmp_path, monkeypatch, caps
     assert not (tmp_path / "out").exists()  # nothing started, nothing written
     args = script.parse_args(["--out", "x"])
     assert args.mode == "vllm-colocate" and args.env == "colbench/TextCraft-v0"
+    assert args.steps == 2 and args.groups == 2 and args.turns == 2
+    with pytest.raises(SystemExit):
+        script.parse_args(["--out", "x", "--steps", "0"])
 
 
 def test_gpu_script_reports_steps_from_the_samples(tmp_path):
@@ -405,12 +408,29 @@ def test_gpu_script_reports_steps_from_the_samples(tmp_path):
     script = _gpu_script()
     folder = tmp_path / "rollouts" / "step-000001"
     folder.mkdir(parents=True)
-    rows = [{"policies": {"current": 2}, "retokenised_turns": 1, "dropped": False},
-            {"policies": {"current": 1}, "retokenised_turns": 0, "dropped": True}]
+    rows = [{"policies": {"current": 2}, "retokenised_turns": 1, "dropped": False,
+             "reward": 1.0},
+            {"policies": {"current": 1}, "retokenised_turns": 0, "dropped": True,
+             "reward": 0.0}]
     (folder / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert script.step_report(tmp_path) == [{"step": "step-000001", "episodes": 2,
-                                             "turns": 3, "retokenised": 1, "dropped": 1}]
+                                             "reward_mean": 0.5, "turns": 3,
+                                             "retokenised": 1, "dropped": 1}]
     (tmp_path / "checkpoint-2").mkdir()
     (tmp_path / "checkpoint-2" / "trainer_state.json").write_text(json.dumps(
         {"log_history": [{"sampling/sampling_logp_difference/mean": 0.02}, {"loss": 1.0}]}))
     assert script.logged(tmp_path, "sampling/sampling_logp_difference/mean") == [0.02]
+
+
+def test_a_colocated_engine_without_prefix_caching_is_named_in_a_warning(caplog):
+    def engine(enabled):
+        cache = types.SimpleNamespace(enable_prefix_caching=enabled)
+        return types.SimpleNamespace(llm_engine=types.SimpleNamespace(
+            vllm_config=types.SimpleNamespace(cache_config=cache)))
+
+    assert online_grpo_vllm.prefix_caching(engine(True)) is True
+    assert online_grpo_vllm.prefix_caching(object()) is None
+    online_grpo_vllm.warn_without_prefix_caching(engine(True))
+    assert "prefix caching" not in caplog.text
+    online_grpo_vllm.warn_without_prefix_caching(engine(False))
+    assert "prefix caching off" in caplog.text
