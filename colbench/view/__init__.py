@@ -4,8 +4,10 @@
     server = ViewServer(["runs/"]).start()   # doctest: +SKIP
     print(server.url)                        # doctest: +SKIP
 
-The run list (filters by env, model, protocol, status and text), each run's episodes and
-transcripts (renders loaded on demand from their own URLs), two runs compared task by task,
+The run list (filters by env, model, protocol, state and text; sortable columns; each run
+running with n/N and an ETA, stopped with why, or finished), each run's episodes and
+transcripts (renders loaded on demand from their own URLs), two runs compared task by task
+(flips, McNemar's test on success and a paired bootstrap on score),
 breakdowns by the tasks' metadata with plots, and training curves from trainers' logs. Runs are
 read through :mod:`colbench.rundir`, again whenever their files change. Needs the ``view``
 extra (Flask).
