@@ -17,6 +17,11 @@ SCHEMA_VERSION = 1
 #: (kept out of the scores and counted).
 FailureKind = Literal["model", "env"]
 
+#: The metrics of an episode the model's failure ended (its code raised, its server gave up,
+#: its reply could not be parsed): a non-answer scores 0. The one owner of this fact: the
+#: runner writes them, the replay and the leaderboard's verifier hold a record to them.
+MODEL_FAILURE_METRICS: dict[str, Any] = {"success": False, "score": 0.0}
+
 
 class TurnRecord(BaseModel):
     """One agent turn: what the agent saw, what it said, what came back."""

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from colbench.protocols import DEFAULT_PROTOCOL
-from colbench.records import EpisodeRecord, Summary
+from colbench.records import MODEL_FAILURE_METRICS, EpisodeRecord, Summary
 from colbench.tasks import Task, TaskSet
 
 __all__ = ["DEFAULT_RANKING", "FAMILY_PREFIX", "MODEL_FAILURE_METRICS", "EnvReplay",
@@ -119,8 +119,6 @@ ReplayFactory = Callable[..., Replay]
 #: ``<name>`` (``colbench.env_families``), so a family of 41 ids needs one entry point.
 FAMILY_PREFIX = "family:"
 
-#: The metrics of an episode the model failed (the runner's ``failure: "model"``): scored 0.
-MODEL_FAILURE_METRICS: dict[str, Any] = {"success": False, "score": 0.0}
 
 
 def find_replay(env_id: str) -> ReplayFactory | None:

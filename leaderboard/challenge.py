@@ -47,6 +47,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
+from colbench.env import DEFAULT_MAX_TURNS
 from colbench.errors import ConfigError
 from colbench.leaderboard._db import Challenge, ChallengeQuestion, Database, utcnow
 from colbench.leaderboard._settings import LeaderboardSettings
@@ -387,10 +388,22 @@ def _dialogue(value: Any, max_messages: int) -> list[dict[str, str]]:
     return dialogue
 
 
+def turn_budget(max_turns: int | None) -> int:
+    """A challenge suite's turn budget: its own, else the core's default
+    (:data:`colbench.env.DEFAULT_MAX_TURNS`).
+
+    Parameters
+    ----------
+    max_turns:
+        The budget the suite's challenge settings name, or None.
+    """
+    return max_turns or DEFAULT_MAX_TURNS
+
+
 def question_budget(settings: LeaderboardSettings, max_turns: int | None) -> int:
     """Distinct questions one token may ask about one task: the env's questions per
     episode (all turns but the answer) times ``challenge_episodes_per_task``."""
-    return settings.challenge_episodes_per_task * max(1, (max_turns or 10) - 1)
+    return settings.challenge_episodes_per_task * max(1, turn_budget(max_turns) - 1)
 
 
 def simulated_reply(db: Database, settings: LeaderboardSettings, catalog: SuiteCatalog,
@@ -411,7 +424,7 @@ def simulated_reply(db: Database, settings: LeaderboardSettings, catalog: SuiteC
                                   "characters")
     suite = catalog.get(info.env)
     max_turns = suite.max_turns if suite is not None else None
-    dialogue = _dialogue(body.get("dialogue", []), 2 * (max_turns or 10))
+    dialogue = _dialogue(body.get("dialogue", []), 2 * turn_budget(max_turns))
     digest = hashlib.sha256(json.dumps([dialogue, message], sort_keys=True)
                             .encode("utf-8", "surrogatepass")).hexdigest()
     budget = question_budget(settings, max_turns)

@@ -46,8 +46,8 @@ from colbench.leaderboard._versions import parse_version
 from colbench.leaderboard.suites import SuiteCatalog
 from colbench.leaderboard.upload import ParsedRun
 from colbench.protocols import DEFAULT_PROTOCOL
-from colbench.records import EpisodeRecord, MetricSummary
-from colbench.replay import ReplayResult, RunFacts, run_problems
+from colbench.records import MODEL_FAILURE_METRICS, EpisodeRecord, MetricSummary
+from colbench.replay import ReplayResult, RunFacts, run_problems, same_value
 from colbench.rundir import aggregate_episodes, count_episodes
 
 #: Examples listed per kind of problem before "and N more".
@@ -185,9 +185,10 @@ def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSetti
     final_metrics: dict[tuple[str, int], dict[str, Any]] = {r.key: r.metrics for r in ok}
     model_failed = [r for r in ok if r.failure_kind == "model"]
     for record in model_failed:  # nothing the record claims beyond a non-answer counts
-        final_metrics[record.key] = {"success": False, "score": 0.0}
+        final_metrics[record.key] = dict(MODEL_FAILURE_METRICS)
     credited = [r for r in model_failed
-                if r.metrics.get("success") is not False or r.metrics.get("score") != 0]
+                if not all(same_value(r.metrics.get(key), value)
+                           for key, value in MODEL_FAILURE_METRICS.items())]
     if credited:
         problems.append(f"{len(credited)} episode(s) ended in a model error but claim success "
                         f"or a score above 0: {_some(_episode_key(r.key) for r in credited)}")

@@ -62,7 +62,13 @@ from colbench.env import TextEnv, episode_turn_budget
 from colbench.errors import ConfigError, MissingExtraError, ModelFailure
 from colbench.models.base import BaseChatModel, EpisodeContext, SamplingParams
 from colbench.protocols import opening_messages, protocol_sampling
-from colbench.records import EpisodeRecord, Summary, TaskSetRef, TurnRecord
+from colbench.records import (
+    MODEL_FAILURE_METRICS,
+    EpisodeRecord,
+    Summary,
+    TaskSetRef,
+    TurnRecord,
+)
 from colbench.rundir import (
     DEFAULT_MAX_FIELD_CHARS,
     RunDir,
@@ -96,8 +102,6 @@ logger = logging.getLogger(__name__)
 #: The bound on one env call for an env that documents none (TextEnv's own default).
 DEFAULT_STEP_TIMEOUT_S = TextEnv.step_timeout_s
 
-#: The metrics of an episode the model's failure ended: a non-answer scores 0.
-MODEL_FAILURE_METRICS: dict[str, Any] = {"success": False, "score": 0.0}
 
 
 @dataclass
