@@ -241,11 +241,21 @@ def env_info(env_id: str, *, counts: bool = True) -> EnvInfo:
     info.description = describe_line(cls.__doc__)
     info.env_args = env_args_of(cls, registered_kwargs(env_id))
     splits = tuple(getattr(cls, "splits", None) or DEFAULT_SPLITS)
+    # A class that states its built-in sets' sizes (``split_sizes``) and its scripted agents
+    # (a class attribute) is not made at all: making it may generate a whole split.
+    declared = getattr(cls, "split_sizes", None)
+    declared = declared if isinstance(declared, Mapping) else {}
+    agents = getattr(cls, "scripted_agents", None)
+    if declared and isinstance(agents, Mapping) and agents:
+        info.scripted_agents = sorted(agents)
     for index, split in enumerate(splits):
         # An env whose extra is missing is not made; without counts one env still is, for
         # its scripted agents.
-        if not info.installed or (not counts and index > 0):
+        if not info.installed or (not counts and (index > 0 or info.scripted_agents)):
             info.splits[split] = None
+            continue
+        if isinstance(declared.get(split), int) and info.scripted_agents:
+            info.splits[split] = declared[split]
             continue
         env, problem = _made(env_id, split)
         if env is None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from colbench.gyms.backend.env import BackendEnv
+from colbench.gyms.backend.programs.scripted import SCRIPTED_AGENTS
 from colbench.gyms.backend.programs.tasks import SPLIT_SIZES
 from colbench.simulators import Simulator
 from colbench.tasks import TaskSet
@@ -65,6 +66,10 @@ class BackendV1Env(BackendEnv):
 
     version: ClassVar[str] = "1"
     splits: ClassVar[tuple[str, ...]] = tuple(SPLIT_SIZES)
+    #: The built-in sets' sizes, so that ``colbench list envs`` counts them without
+    #: generating them; and the scripted agents, listed without making the env.
+    split_sizes: ClassVar[dict[str, int]] = SPLIT_SIZES
+    scripted_agents: ClassVar[dict[str, Any]] = SCRIPTED_AGENTS  # type: ignore[assignment]
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
                  max_turns: int | None = None, simulator: str | Simulator | None = None,
@@ -77,9 +82,3 @@ class BackendV1Env(BackendEnv):
         super().__init__(split, task_set, max_turns=max_turns,
                          simulator=make_simulator(simulator), compat=compat,
                          sandbox=sandbox, render_mode=render_mode, protocol=protocol)
-
-    @property
-    def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]
-        from colbench.gyms.backend.programs.scripted import SCRIPTED_AGENTS
-
-        return SCRIPTED_AGENTS

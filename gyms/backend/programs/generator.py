@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
@@ -195,57 +196,98 @@ def _edges(program: Program, arg: Arg) -> list[Any]:
     return out
 
 
-def _sentence(rng: random.Random, words: Sequence[str]) -> str:
-    picked = [rng.choice((*TEXT_WORDS, *_FILLER_WORDS, *words)) for _ in range(rng.randint(1, 9))]
-    if rng.random() < 0.3:
-        i = rng.randrange(len(picked))
-        picked[i] = picked[i].upper() if rng.random() < 0.5 else picked[i].title()
-    return " ".join(picked)
+ValueDrawer = Callable[[random.Random, bool], Any]
 
 
-def _draw_value(arg: Arg, parts: Sequence[Part], edges: Sequence[Any], rng: random.Random,
-                focus: bool) -> Any:
-    """One value of ``arg`` (read by ``parts``, with thresholds ``edges``): near an edge when
-    ``focus``, else anywhere in its domain."""
+def below(rng: random.Random, n: int) -> int:
+    """A random int in ``[0, n)`` (``n > 0``), taking the same random numbers as
+    ``Random.randrange(n)``, which ``choice`` and ``randint`` also use (CPython's rejection
+    sampling over ``getrandbits``): one call where those take two or three, since the
+    candidate calls make most of the generator's draws. ``rng.choice(seq)`` is
+    ``seq[below(rng, len(seq))]``, ``rng.randint(a, b)`` is ``a + below(rng, b - a + 1)``."""
+    bits = n.bit_length()
+    r = rng.getrandbits(bits)
+    while r >= n:
+        r = rng.getrandbits(bits)
+    return r
+
+
+def _sentence_drawer(pool: Sequence[str]) -> Callable[[random.Random], str]:
+    size = len(pool)
+
+    def draw(rng: random.Random) -> str:
+        picked = [pool[below(rng, size)] for _ in range(1 + below(rng, 9))]
+        if rng.random() < 0.3:
+            i = below(rng, len(picked))
+            picked[i] = picked[i].upper() if rng.random() < 0.5 else picked[i].title()
+        return " ".join(picked)
+
+    return draw
+
+
+def value_drawer(arg: Arg, parts: Sequence[Part], edges: Sequence[Any]) -> ValueDrawer:
+    """A function of ``(rng, focus)`` that draws one value of ``arg`` (read by ``parts``,
+    with thresholds ``edges``): near an edge when ``focus``, else anywhere in its domain.
+    What depends on the program alone (pools, bounds) is worked out here, once per program
+    rather than once per value; the draws themselves take the same random numbers in the
+    same order, so a seed gives the same calls."""
     if arg.type in ("number", "count"):
-        if focus and edges:
-            return rng.choice(edges)
-        top = max([30, *(2 * e for e in edges)])
-        value = rng.randint(0, int(top))
-        return value + 0.5 if arg.type == "number" and rng.random() < 0.3 else value
+        top = int(max([30, *(2 * e for e in edges)]))
+        halves = arg.type == "number"
+
+        def number(rng: random.Random, focus: bool) -> Any:
+            if focus and edges:
+                return edges[below(rng, len(edges))]
+            value = below(rng, top + 1)
+            return value + 0.5 if halves and rng.random() < 0.3 else value
+        return number
     if arg.type == "flag":
-        return rng.random() < 0.5
+        return lambda rng, focus: rng.random() < 0.5
     if arg.type == "label":
         options = [*arg.options, "other"]
-        value = rng.choice(options)
-        return value.title() if rng.random() < 0.25 else value
-    words = [w for p in parts for w in (p.values.get("word"),) if isinstance(w, str)]
+
+        def label(rng: random.Random, focus: bool) -> Any:
+            value = options[below(rng, len(options))]
+            return value.title() if rng.random() < 0.25 else value
+        return label
     if arg.type == "text":
-        if focus and rng.random() < 0.3:
-            return rng.choice(("", "   "))
-        return _sentence(rng, words * 4)
+        words = [w for p in parts for w in (p.values.get("word"),) if isinstance(w, str)]
+        sentence = _sentence_drawer((*TEXT_WORDS, *_FILLER_WORDS, *(words * 4)))
+
+        def text(rng: random.Random, focus: bool) -> Any:
+            if focus and rng.random() < 0.3:
+                return rng.choice(("", "   "))
+            return sentence(rng)
+        return text
     if arg.type == "list":
+        limits = [v for p in parts for k in _EDGE_KEYS if (v := p.values.get(k)) is not None]
+        pool = [*range(0, 40), *(e + d for e in limits for d in (-1, 0, 0, 1))]
+
+        def numbers(rng: random.Random, focus: bool) -> Any:
+            if focus and rng.random() < 0.25:
+                return []
+            return [pool[below(rng, len(pool))] for _ in range(1 + below(rng, 7))]
+        return numbers
+    keys_of = list(arg.options)
+
+    def mapping(rng: random.Random, focus: bool) -> Any:
         if focus and rng.random() < 0.25:
-            return []
-        edges = [v for p in parts for k in _EDGE_KEYS if (v := p.values.get(k)) is not None]
-        pool = [*range(0, 40), *(e + d for e in edges for d in (-1, 0, 0, 1))]
-        return [rng.choice(pool) for _ in range(rng.randint(1, 7))]
-    if focus and rng.random() < 0.25:
-        return {}
-    keys = rng.sample(list(arg.options), rng.randint(1, len(arg.options)))
-    return {k: rng.randint(1, 30) for k in keys}
+            return {}
+        keys = rng.sample(keys_of, 1 + below(rng, len(keys_of)))
+        return {k: 1 + below(rng, 30) for k in keys}
+    return mapping
 
 
 def candidate_calls(program: Program, rng: random.Random, n: int = 150) -> list[tuple[Any, ...]]:
     """Argument tuples to choose the tests from: half near the program's edges."""
-    readers = {a.name: [p for p in program.parts() if p.arg is not None
-                        and p.arg.name == a.name] for a in program.args}
-    edges = {a.name: _edges(program, a) for a in program.args}
+    parts = program.parts()
+    drawers = [value_drawer(a, [p for p in parts if p.arg is not None and p.arg.name == a.name],
+                            _edges(program, a)) for a in program.args]
+    count = len(program.args)
     calls = []
     for i in range(n):
-        focus_arg = program.args[(i // 2) % len(program.args)] if i % 2 == 0 else None
-        calls.append(tuple(_draw_value(a, readers[a.name], edges[a.name], rng, a is focus_arg)
-                           for a in program.args))
+        focus = (i // 2) % count if i % 2 == 0 else -1
+        calls.append(tuple(draw(rng, j == focus) for j, draw in enumerate(drawers)))
     return calls
 
 
@@ -277,11 +319,20 @@ def call_text(name: str, args: Sequence[Any]) -> str:
     return f"{name}({', '.join(repr(a) for a in args)})"
 
 
+#: Types whose unequal values :func:`values_equal` never calls equal when both sides have
+#: that type (it compares them exactly).
+_EXACT = frozenset({str, int, bool})
+
+
 def _same(a: Any, b: Any) -> bool:
     if a is _FAILED or b is _FAILED:
         return a is b
-    if type(a) is type(b) and a == b:
-        return True
+    kind = type(a)
+    if kind is type(b):
+        if a == b:
+            return True
+        if kind in _EXACT:  # values_equal compares these exactly: no need to ask it
+            return False
     return values_equal(a, b)
 
 
@@ -311,43 +362,115 @@ def calibrate(program: Program, calls: Sequence[tuple[Any, ...]]) -> None:
             part.values[key] = _round_nicely(seen[int(quantile * (len(seen) - 1))])
 
 
-def _catches(program: Program, calls: Sequence[tuple[Any, ...]]
-             ) -> tuple[list[Any], list[int], list[frozenset[int]]]:
-    """The reference's results on ``calls``, the calls it answers, and for each near miss
-    the calls that catch it (TaskValidationError when one is caught by none)."""
-    reference = outputs_of(load_function(program.source(), program.function), calls)
+class _Uncaught(TaskValidationError):
+    """No candidate call catches near miss number ``index``."""
+
+    def __init__(self, index: int, what: str) -> None:
+        super().__init__(f"no candidate call catches a near miss ({what})")
+        self.index = index
+
+
+class _Runs:
+    """The reference's and its near misses' results on a list of candidate calls that may
+    grow: each source is compiled once and run once per call, so drawing more calls runs
+    only the new ones."""
+
+    def __init__(self, function: str) -> None:
+        self.function = function
+        self.calls: list[tuple[Any, ...]] = []
+        self._functions: dict[str, Callable[..., Any]] = {}
+        self._outputs: dict[str, list[Any]] = {}
+        self._sources: dict[int, str] = {}
+
+    def source_of(self, program: Program) -> str:
+        """``program``'s source, rendered once (the near misses are kept while it runs)."""
+        if id(program) not in self._sources:
+            self._sources[id(program)] = program.source()
+        return self._sources[id(program)]
+
+    def outputs(self, source: str) -> list[Any]:
+        function = self._functions.get(source)
+        if function is None:
+            function = self._functions[source] = load_function(source, self.function)
+        done = self._outputs.setdefault(source, [])
+        if len(done) < len(self.calls):
+            done += outputs_of(function, self.calls[len(done):])
+        return done
+
+
+def _caught_by(outputs: Sequence[Any], reference: Sequence[Any], keep: Sequence[int]
+               ) -> frozenset[int]:
+    """The calls of ``keep`` on which ``outputs`` differ from ``reference`` (as
+    :func:`_same` tells; equal values of one type, the common case, are settled inline)."""
+    return frozenset(
+        i for i in keep
+        if not ((kind := type(out := outputs[i])) is (ref_kind := type(ref := reference[i]))
+                and out == ref)
+        and (out is _FAILED or (kind is ref_kind and kind in _EXACT)
+             or not values_equal(out, ref)))
+
+
+#: Near misses that candidate calls most often fail to catch (a floor or cap that the
+#: accumulator never reaches, a rounding that hides a change): tried first, so that a draw
+#: that fails, as most do, fails after few runs.
+_OFTEN_UNCAUGHT = ("floor", "cap", "step_scale", "round_digits", "round_step", "lookup",
+                   "label_out")
+
+
+def _trial_order(misses: Sequence[tuple[str, Program]], first: int | None) -> list[int]:
+    order = sorted(range(len(misses)),
+                   key=lambda m: misses[m][0].split(" ", 1)[0] not in _OFTEN_UNCAUGHT)
+    if first is not None:
+        order.remove(first)
+        order.insert(0, first)
+    return order
+
+
+def _catches(program: Program, misses: Sequence[tuple[str, Program]], runs: _Runs,
+             first: int | None = None) -> tuple[list[Any], list[int], list[frozenset[int]]]:
+    """The reference's results on ``runs.calls``, the calls it answers, and for each near
+    miss (what it got wrong, the program) the calls that catch it. A near miss caught by
+    none raises :class:`_Uncaught`. Whether one is uncaught does not depend on the order in
+    which they are tried, so the likeliest go first: ``first`` (the one left uncaught by
+    fewer calls), then the kinds of :data:`_OFTEN_UNCAUGHT`."""
+    reference = runs.outputs(program.source())
     keep = [i for i, out in enumerate(reference) if out is not _FAILED and out is not None]
     if len(keep) < MIN_TESTS:
         raise TaskValidationError("the reference fails on most candidate calls")
-    misses = []
-    for what, miss in program.near_misses():
-        outs = outputs_of(load_function(miss.source(), program.function), calls)
-        caught = frozenset(i for i in keep if not _same(outs[i], reference[i]))
-        if not caught:
-            raise TaskValidationError(f"no candidate call catches a near miss ({what})")
-        misses.append(caught)
-    return reference, keep, misses
+    caught: list[frozenset[int]] = [frozenset()] * len(misses)
+    for index in _trial_order(misses, first):
+        what, miss = misses[index]
+        caught[index] = _caught_by(runs.outputs(runs.source_of(miss)), reference, keep)
+        if not caught[index]:
+            raise _Uncaught(index, what)
+    return reference, keep, caught
 
 
 def choose_tests(program: Program, rng: random.Random) -> list[tuple[Any, ...]]:
     """The hidden tests: every near miss fails one, and there are at least ten. Most near
     misses are caught by a few dozen candidate calls; more are drawn when one is not."""
-    calls = candidate_calls(program, rng, 60)
-    calibrate(program, calls)
+    runs = _Runs(program.function)
+    runs.calls = candidate_calls(program, rng, 60)
+    calibrate(program, runs.calls)
+    misses = program.near_misses()
     try:
-        reference, keep, misses = _catches(program, calls)
-    except TaskValidationError:
-        calls += candidate_calls(program, rng, 120)
-        reference, keep, misses = _catches(program, calls)
+        reference, keep, caught = _catches(program, misses, runs)
+    except TaskValidationError as exc:
+        runs.calls += candidate_calls(program, rng, 120)
+        reference, keep, caught = _catches(program, misses, runs,
+                                           exc.index if isinstance(exc, _Uncaught) else None)
+    calls = runs.calls
     chosen: list[int] = []
-    uncaught = list(range(len(misses)))
+    uncaught = list(range(len(caught)))
     while uncaught:
-        best = max(keep, key=lambda i: (sum(i in misses[m] for m in uncaught), -i))
+        hits = Counter(i for m in uncaught for i in caught[m])
+        best = max(keep, key=lambda i: (hits[i], -i))
         chosen.append(best)
-        uncaught = [m for m in uncaught if best not in misses[m]]
+        uncaught = [m for m in uncaught if best not in caught[m]]
     if len(chosen) > MAX_TESTS:
         raise TaskValidationError(f"{len(chosen)} tests needed to catch every near miss")
-    rest = [i for i in keep if i not in chosen]
+    picked = set(chosen)
+    rest = [i for i in keep if i not in picked]
     rng.shuffle(rest)
     seen = [reference[i] for i in chosen]
     # Top up with calls whose results are new first, so the tests spread over the cases.

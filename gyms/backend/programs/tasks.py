@@ -11,14 +11,18 @@ that neither public split draws from (:func:`mint_tasks`).
 
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
 
 from colbench import taskcache
 from colbench.errors import ConfigError
+from colbench.gyms.backend import generator as v0_generator
+from colbench.gyms.backend.families.base import decimal_text
 from colbench.gyms.backend.programs import generator
 from colbench.gyms.backend.programs.generator import GENERATOR_VERSION, SET_PREFIX
 from colbench.gyms.backend.tasks import import_official, load_task_file
+from colbench.sandbox import values_equal
 from colbench.tasks import TaskSet
 
 #: Seeds and sizes of the built-in sets (the paper's sizes: 10k train, 1k test).
@@ -33,9 +37,15 @@ def cache_dir() -> Path:
 
 
 def _code_fingerprint() -> str:
+    # Every module whose code shapes a task: v1's own, the helpers that say its values, v0's
+    # generator (whose signature lead ends each prompt) and the scorer's comparison (which
+    # decides the near misses a call catches, so which calls become tests). The simulator
+    # is not among them: its words are spoken at run time, never stored in a task.
     here = Path(__file__).resolve().parent
+    shared = (decimal_text, v0_generator, values_equal)
     return taskcache.code_fingerprint(
-        [here / name for name in ("generator.py", "parts.py", "program.py", "vocabulary.py")])
+        [*(here / name for name in ("generator.py", "parts.py", "program.py", "vocabulary.py")),
+         *(Path(inspect.getfile(thing)) for thing in shared)])
 
 
 def builtin_path(split: str) -> Path:

@@ -173,3 +173,43 @@ def test_backend_v0_is_unchanged_by_v1():
         assert env.unwrapped.tasks.name == "backend-test"
     finally:
         env.close()
+
+
+def test_the_built_in_test_split_starts_with_the_tasks_it_always_had():
+    # Pinned when generation was made faster: a change that alters what a seed draws (the
+    # draws' order, the near misses tried, the tests chosen) fails here. Changing the tasks
+    # on purpose means a new pin and a note in the suite's Versions.
+    import hashlib
+
+    from colbench.gyms.backend.programs.tasks import SPLIT_SEEDS
+
+    first = generate_tasks("test", 4, SPLIT_SEEDS["test"])
+    text = "".join(t.canonical_json() + "\n" for t in first)
+    assert hashlib.sha256(text.encode()).hexdigest() == \
+        "e5b1c8f86cb15be46fe7ff13261b0a34608aad2caa2a620956521e2b30f28baf"
+
+
+def test_below_draws_what_randrange_choice_and_randint_draw():
+    from colbench.gyms.backend.programs.generator import below
+
+    for seed in range(50):
+        ours, theirs = random.Random(seed), random.Random(seed)
+        for n in (1, 2, 3, 7, 9, 30, 31, 64, 65, 1000):
+            assert below(ours, n) == theirs.randrange(n)
+            assert below(ours, n) + 1 == theirs.randint(1, n)
+            seq = list(range(n))
+            assert seq[below(ours, n)] == theirs.choice(seq)
+        assert ours.random() == theirs.random()  # the same state after all of them
+
+
+def test_list_envs_counts_v1_without_generating_a_split(monkeypatch):
+    from colbench.cli.env_info import env_info
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("listing generated tasks")
+
+    monkeypatch.setattr(generator, "generate_tasks", refuse)
+    info = env_info("colbench/Backend-v1")
+    assert info.splits == {"test": 1000, "train": 10000}
+    assert {"oracle", "generator-check"} <= set(info.scripted_agents)
+    assert env_info("colbench/Backend-v1", counts=False).scripted_agents == info.scripted_agents
