@@ -1,5 +1,9 @@
 """``colbench train NAME --model SPEC --data DIR --out DIR [--config FILE.yaml] [flags]``.
 
+Without ``colbench -v``, the libraries' warnings, logs and progress bars stay off the terminal
+(in ``OUT/train.log``), and one colbench bar follows the training steps
+(:mod:`colbench.trainers.quiet`).
+
 The flags after NAME depend on the trainer: each field of its config dataclass is one
 (``colbench train NAME --help`` lists them with their help and defaults). A YAML file given
 with ``--config`` sets the same fields; flags override it.
@@ -84,11 +88,24 @@ def run(args: argparse.Namespace) -> int:
               f"trainers: {names}\n'colbench train NAME --help' lists a trainer's flags",
               file=sys.stderr)
         return 2
+    quiet = not getattr(args, "verbose", False)
+    if quiet:  # before the trainer's libraries are imported: tqdm reads it then
+        from colbench.trainers.quiet import silence_library_bars
+
+        silence_library_bars()
     trainer_class = resolve_trainer(args.name)
     parser = trainer_parser(args.name, trainer_class.config_class,
                             getattr(trainer_class, "summary", ""))
     options = parser.parse_args(args.rest)
-    return train_from_options(args.name, trainer_class, options)
+    if not quiet:
+        return train_from_options(args.name, trainer_class, options)
+    from colbench.trainers.quiet import library_output_to_log
+
+    with library_output_to_log(options.out) as log:
+        status = train_from_options(args.name, trainer_class, options)
+    if log.is_file():
+        print(f"  library warnings and logs: {log} ('colbench -v train ...' shows them)")
+    return status
 
 
 def train_from_options(name: str, trainer_class: type, options: argparse.Namespace) -> int:
