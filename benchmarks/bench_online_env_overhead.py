@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, times in by_setting.items():
             ratio = "" if name == "local, pooled" else \
                 f"   {name}/pooled = {times.later_mean / pooled:.2f}"
-            where = "" if name != "ray" else " (here; the actors build their own)"
+            where = "" if name != "ray" else " (here, to read the tasks; the actors build theirs)"
             print(f"  {name:<15} first step {times.seconds[0]:6.2f} s   later steps "
                   f"{times.later_mean:6.2f} s/step   envs built {times.built}{where}{ratio}")
     return 0

@@ -254,6 +254,9 @@ class RayEnvExecutor(EnvExecutor):
         self._hosts: dict[str, list[_Host]] = {}
         self._idle: dict[str, deque[RemoteEnv]] = {}
         self._specs: dict[str, EnvSpec] = {}
+        #: Per spec, the env here that the last run read its tasks from, kept for the next
+        #: run's (an online trainer's next step), so a browser or JVM starts here once.
+        self._readers: dict[str, Any] = {}
         self._current: str | None = None
         self._out: Path | None = None
         self._host_numbers = itertools.count()
@@ -296,10 +299,20 @@ class RayEnvExecutor(EnvExecutor):
                                 num_gpus=self.model_gpus)
 
     # -- a run ----------------------------------------------------------------------------------
+    def first_env(self, spec: EnvSpec) -> Any:
+        with self._lock:
+            kept = self._readers.pop(spec.key(), None)
+        return kept if kept is not None else spec.make()
+
     def start(self, spec: EnvSpec, first: Any, *, concurrency: int, out: Path) -> None:
         ray = self.connect()
-        close_quietly(first)  # the actors make their own; the driver's would sit idle
         key = spec.key()
+        with self._lock:
+            # The actors play with their own envs; this one only reads the next run's tasks.
+            replaced = self._readers.get(key)
+            self._readers[key] = first
+        if replaced is not None and replaced is not first:
+            close_quietly(replaced)
         with self._lock:
             self._specs[key] = spec
             hosts = self._hosts.setdefault(key, [])
@@ -464,6 +477,9 @@ class RayEnvExecutor(EnvExecutor):
         with self._lock:
             hosts = [h for group in self._hosts.values() for h in group if h.alive]
             self._hosts, self._idle, self._current = {}, {}, None
+            readers, self._readers = list(self._readers.values()), {}
+        for env in readers:
+            close_quietly(env)
         if ray is not None and ray.is_initialized() and hosts:
             # Close the envs (browsers, JVMs) of the actors that started, then stop them all.
             started, _ = ray.wait([h.ready for h in hosts], num_returns=len(hosts), timeout=0)

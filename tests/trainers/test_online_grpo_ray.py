@@ -41,6 +41,20 @@ def test_two_steps_on_ray_reuse_the_env_actors(ray_cluster, tiny_llama, tmp_path
         return host
 
     monkeypatch.setattr(RayEnvExecutor, "_add_host", counting)
+    from runner.test_executor import counting_env_builds
+
+    from colbench.trainers.online_grpo_rollout import RolloutEngine
+
+    built_here, closed_here = counting_env_builds(monkeypatch)  # the driver's envs only
+    play = RolloutEngine.play
+    built_by_step: list[int] = []
+
+    def counting_play(self, step, *args, **kwargs):
+        samples = play(self, step, *args, **kwargs)
+        built_by_step.append(len(built_here))
+        return samples
+
+    monkeypatch.setattr(RolloutEngine, "play", counting_play)
     out = tmp_path / "ckpt"
     config = OnlineGRPOConfig(
         envs=[helpers_env.ENV_ID], split="test", max_steps=2, per_device_train_batch_size=4,
@@ -59,3 +73,6 @@ def test_two_steps_on_ray_reuse_the_env_actors(ray_cluster, tiny_llama, tmp_path
             for line in path.read_text().splitlines()]
     assert len(rows) == 8 and not any(r["dropped"] for r in rows)
     assert ray.is_initialized()  # the cluster the run joined is left running
+    # The env the runner reads its tasks from here is kept too: step 1 built none.
+    assert len(built_by_step) == 2 and built_by_step[1] == built_by_step[0]
+    assert sorted(map(id, closed_here)) == sorted(map(id, built_here))
