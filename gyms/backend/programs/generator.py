@@ -28,6 +28,7 @@ leaderboard's challenge splits from 10-19, the train split from 20-99.
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 from collections import Counter
@@ -74,6 +75,33 @@ class TaskValidationError(ValueError):
 
 
 # -- drawing a program --------------------------------------------------------------------------
+
+class TaskRandom(random.Random):
+    """``random.Random`` whose ``choice`` and ``randint`` take the very numbers the base
+    class takes (CPython's rejection sampling over ``getrandbits``; see :func:`below`) in
+    one Python call instead of two or three: a task's draws make most of its cost, and a
+    seed must keep giving the same tasks."""
+
+    def choice(self, seq: Sequence[Any]) -> Any:  # type: ignore[override]
+        n = len(seq)
+        if not n:
+            raise IndexError("Cannot choose from an empty sequence")
+        bits = n.bit_length()
+        r = self.getrandbits(bits)
+        while r >= n:
+            r = self.getrandbits(bits)
+        return seq[r]
+
+    def randint(self, a: int, b: int) -> int:
+        n = b - a + 1
+        if n <= 0:
+            raise ValueError(f"empty range for randint({a}, {b})")
+        bits = n.bit_length()
+        r = self.getrandbits(bits)
+        while r >= n:
+            r = self.getrandbits(bits)
+        return a + r
+
 
 def _task_seed(seed: int, index: int, attempt: int) -> int:
     return (seed * 1_000_000 + index) * 1024 + attempt
@@ -407,7 +435,9 @@ def _caught_by(outputs: Sequence[Any], reference: Sequence[Any], keep: Sequence[
         if not ((kind := type(out := outputs[i])) is (ref_kind := type(ref := reference[i]))
                 and out == ref)
         and (out is _FAILED or (kind is ref_kind and kind in _EXACT)
-             or not values_equal(out, ref)))
+             or (not math.isclose(out, ref, rel_tol=1e-9, abs_tol=1e-12)
+                 if kind is float is ref_kind and out == out and ref == ref
+                 else not values_equal(out, ref))))
 
 
 #: Near misses that candidate calls most often fail to catch (a floor or cap that the
@@ -543,7 +573,7 @@ def generate_task(split: str, index: int, seed: int, *, buckets: Collection[int]
     reference is not ``taken``."""
     reasons: list[str] = []
     for attempt in range(MAX_ATTEMPTS):
-        rng = random.Random(_task_seed(seed, index, attempt))
+        rng = TaskRandom(_task_seed(seed, index, attempt))
         try:
             program = draw_program(rng, level_of(index))
         except TaskValidationError as exc:

@@ -189,17 +189,26 @@ def test_the_built_in_test_split_starts_with_the_tasks_it_always_had():
         "e5b1c8f86cb15be46fe7ff13261b0a34608aad2caa2a620956521e2b30f28baf"
 
 
-def test_below_draws_what_randrange_choice_and_randint_draw():
-    from colbench.gyms.backend.programs.generator import below
+def test_the_generators_fast_draws_take_the_numbers_random_takes():
+    # A seed must keep giving the same tasks: the faster draws are the same draws.
+    from colbench.gyms.backend.programs.generator import TaskRandom, below
 
     for seed in range(50):
-        ours, theirs = random.Random(seed), random.Random(seed)
+        ours, fast, theirs = random.Random(seed), TaskRandom(seed), random.Random(seed)
         for n in (1, 2, 3, 7, 9, 30, 31, 64, 65, 1000):
-            assert below(ours, n) == theirs.randrange(n)
-            assert below(ours, n) + 1 == theirs.randint(1, n)
+            expected = theirs.randrange(n)
+            assert below(ours, n) == expected and fast.randrange(n) == expected
+            expected = theirs.randint(-2, n)
+            assert below(ours, n + 3) - 2 == expected and fast.randint(-2, n) == expected
             seq = list(range(n))
-            assert seq[below(ours, n)] == theirs.choice(seq)
-        assert ours.random() == theirs.random()  # the same state after all of them
+            expected = theirs.choice(seq)
+            assert seq[below(ours, n)] == expected and fast.choice(seq) == expected
+        # The same state after all of them.
+        assert ours.random() == theirs.random() == fast.random()
+    with pytest.raises(IndexError):
+        TaskRandom(1).choice([])
+    with pytest.raises(ValueError):
+        TaskRandom(1).randint(3, 2)
 
 
 def test_list_envs_counts_v1_without_generating_a_split(monkeypatch):
