@@ -123,3 +123,19 @@ def test_a_malformed_manifest_says_what_is_wrong():
         SuiteManifest(name="x", description="x", default_simulator="x/builtin")
     with pytest.raises(ConfigError, match=r"unknown suite 'nope' \(installed: "):
         suites.manifest("nope")
+
+
+def test_an_env_whose_extra_is_missing_is_described_from_its_manifest(monkeypatch):
+    """``colbench list envs`` / ``describe`` of an env that cannot load still name its class
+    and origin, read from the suite's manifest."""
+    from colbench.cli.env_info import env_info
+    from colbench.errors import MissingExtraError
+
+    def missing(name: str):
+        raise MissingExtraError("Frontend", "frontend", "selenium")
+
+    monkeypatch.setattr(registry.envs, "get_entry", missing)
+    info = env_info("colbench/Frontend-v0", counts=False)
+    assert info.installed is False and "colbench[frontend]" in info.problem
+    assert info.entry_point == "colbench.gyms.frontend.env:FrontendEnv"
+    assert info.source == "builtin"

@@ -20,7 +20,7 @@ from functools import cache
 from importlib import metadata
 from typing import Any
 
-from colbench import registry
+from colbench import registry, suites
 from colbench.errors import ColbenchError, ConfigError, MissingExtraError
 
 #: ``__init__`` parameters that have flags of their own (``--split``, ``--tasks``), or that
@@ -215,7 +215,7 @@ def env_info(env_id: str, *, counts: bool = True) -> EnvInfo:
     try:
         entry = registry.envs.get_entry(env_id)
     except MissingExtraError as exc:  # its module says which extra it needs
-        declared = {ep.name: ep for ep in metadata.entry_points(group="colbench.envs")}
+        declared = {ep.name: ep for ep in suites.declarations("colbench.envs")}
         ep = declared.get(env_id)
         return EnvInfo(env_id=env_id, source=registry.entry_point_source(ep) if ep else "?",
                        entry_point=ep.value if ep else "?", extra=exc.extra, installed=False,
