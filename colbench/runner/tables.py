@@ -69,12 +69,13 @@ def summaries_table(summaries: Sequence[tuple[str, Summary]],
     The counts: ``episodes`` scored (the model's failures among them, each scored 0),
     ``errors`` the environment's failures (not scored). Without ``details`` the table fits
     ``width`` columns: the run label, then the model and the env, are shortened in the
-    middle as far as needed. With ``details`` nothing is shortened, and ``model-errors``
-    (the model's failures) and ``extra_columns`` are added: each a header and one cell per
-    run, in order.
+    middle as far as needed; ``model-errors`` (the model's failures) shows when a run has
+    any. With ``details`` nothing is shortened, ``model-errors`` always shows, and
+    ``extra_columns`` are added: each a header and one cell per run, in order.
     """
     headers = ["run", "env", "model", "episodes", "errors"]
-    if details:
+    model_errors = details or any(s.counts.model_errors for _label, s in summaries)
+    if model_errors:
         headers.append("model-errors")
     headers += ["success % [95% CI]", "score % [95% CI]"]
     most_k = max((_most_trials_pass_at(s) for _label, s in summaries), default=0)
@@ -83,7 +84,7 @@ def summaries_table(summaries: Sequence[tuple[str, Summary]],
     rows = []
     for label, s in summaries:
         row = [label, s.env, s.model, str(s.counts.ok), str(s.counts.env_errors)]
-        if details:
+        if model_errors:
             row.append(str(s.counts.model_errors))
         row += [format_metric(s.metrics.get("success_rate")),
                 format_metric(s.metrics.get("score"))]
