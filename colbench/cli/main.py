@@ -27,7 +27,8 @@ from colbench.terminal import safe_text
 #: whenever the parser is built, so each keeps its heavy imports inside run().
 CORE_COMMANDS = {"list": "list_cmd", "describe": "describe_cmd", "tasks": "tasks_cmd",
                  "evaluate": "evaluate_cmd", "play": "play_cmd", "show": "show_cmd",
-                 "report": "report_cmd", "view": "view_cmd", "data": "data_cmd",
+                 "report": "report_cmd", "compare": "compare_cmd", "view": "view_cmd",
+                 "data": "data_cmd",
                  "models": "models_cmd", "serve-envs": "serve_envs_cmd",
                  "mcp": "mcp_cmd"}
 
