@@ -256,9 +256,12 @@ def isolation_announcer() -> Any:
 
     class AnnounceIsolation(RunHooks):
         def on_run_start(self, runner: Runner) -> None:
-            # An env served elsewhere (--env-url) wrote the record: print it safely.
-            line = isolation_line(runner.isolation, runner.config.env)
-            print(f"colbench evaluate: {safe_text(line)}", file=sys.stderr, flush=True)
+            # An env that runs none of the agent's code in the sandbox has nothing to say
+            # here (summary.json records its isolation as null); an env served elsewhere
+            # (--env-url) wrote the record: print it safely.
+            if runner.isolation is not None:
+                line = isolation_line(runner.isolation, runner.config.env)
+                print(f"colbench evaluate: {safe_text(line)}", file=sys.stderr, flush=True)
             # What the protocol says a result under it must know (e.g. that its tasks are
             # not the paper's, and how to import them); summary.json keeps the same notes.
             settings = runner.env_facts.get("protocol_settings") or {}
