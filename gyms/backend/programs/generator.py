@@ -361,6 +361,8 @@ def _same(a: Any, b: Any) -> bool:
             return True
         if kind in _EXACT:  # values_equal compares these exactly: no need to ask it
             return False
+        if kind is float and a == a and b == b:  # what values_equal does for two non-NaNs
+            return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
     return values_equal(a, b)
 
 
@@ -432,12 +434,8 @@ def _caught_by(outputs: Sequence[Any], reference: Sequence[Any], keep: Sequence[
     :func:`_same` tells; equal values of one type, the common case, are settled inline)."""
     return frozenset(
         i for i in keep
-        if not ((kind := type(out := outputs[i])) is (ref_kind := type(ref := reference[i]))
-                and out == ref)
-        and (out is _FAILED or (kind is ref_kind and kind in _EXACT)
-             or (not math.isclose(out, ref, rel_tol=1e-9, abs_tol=1e-12)
-                 if kind is float is ref_kind and out == out and ref == ref
-                 else not values_equal(out, ref))))
+        if not (type(out := outputs[i]) is type(ref := reference[i]) and out == ref)
+        and not _same(out, ref))
 
 
 #: Near misses that candidate calls most often fail to catch (a floor or cap that the
