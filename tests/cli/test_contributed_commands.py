@@ -23,6 +23,7 @@ HELP_LINES = {
     "play": "play the agent yourself in the terminal",
     "show": "print episode transcripts of a run",
     "report": "compare runs in a table or an HTML page",
+    "compare": "per-task win rate of a run against a reference run",
     "view": "browse runs in a local web page that updates while they run",
     "data": "build, import and list task sets",
     "models": "make a tiny random chat model for offline tries",

@@ -46,7 +46,8 @@ def test_the_budget_reaches_reset_and_the_records(tmp_path, guess_env_id) -> Non
 def test_another_budget_is_another_run(tmp_path, guess_env_id) -> None:
     out = tmp_path / "run"
     evaluate(_config(out, guess_env_id, max_turns=2), model=NeverAnswers())
-    with pytest.raises(ConfigError, match="max_turns"):
+    # The refusal names the setting in plain words, with both values.
+    with pytest.raises(ConfigError, match="turn budget 3 now, 2 there"):
         evaluate(_config(out, guess_env_id, max_turns=3), model=NeverAnswers())
 
 
