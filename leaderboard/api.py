@@ -34,7 +34,7 @@ from colbench.leaderboard._db import (
 )
 from colbench.leaderboard.app import state
 from colbench.leaderboard.challenge import challenge_name
-from colbench.leaderboard.tokens import AuthError, authenticate
+from colbench.leaderboard.tokens import AuthError, authenticate, sent_by_owner
 from colbench.leaderboard.upload import GZIP_MAGIC, UploadError, compress
 
 api = Blueprint("api", __name__, url_prefix="/api/v1")
@@ -154,8 +154,19 @@ def _store(token: Token, summary: bytes, episodes: bytes, metadata: bytes) -> An
     return submission_id
 
 
-def submission_json(item: dict[str, Any]) -> dict[str, Any]:
-    return {
+def submission_json(item: dict[str, Any], owner: bool = False) -> dict[str, Any]:
+    """What the API says of one submission. A challenge run's results are aggregates
+    (``results``) for anyone, and per-task counts (``tasks``: passed and failed, never scores
+    or tests) for its submitter's own token only.
+
+    Parameters
+    ----------
+    item:
+        The submission, as ``queries.submission`` reads it.
+    owner:
+        Whether the request came with the token that submitted it.
+    """
+    body = {
         "id": item["id"], "status": item["status"], "errors": item["errors"],
         "env": item["env"], "split": item["split"], "challenge": challenge_name(item["split"]),
         "model_name": item["model_name"],
@@ -173,6 +184,12 @@ def submission_json(item: dict[str, Any]) -> dict[str, Any]:
         "duplicate_of": item["duplicate_of"],
         "page": url_for("pages.submission_page", submission_id=item["id"], _external=True),
     }
+    if body["challenge"] is not None:
+        breakdown = item["breakdown"] or {}
+        body["results"] = queries.result_totals(breakdown)
+        if owner:
+            body["tasks"] = queries.task_counts(breakdown)
+    return body
 
 
 @api.get("/submissions/<submission_id>")
@@ -180,7 +197,10 @@ def get_submission(submission_id: str) -> Any:
     item = queries.submission(state().db, submission_id)
     if item is None:
         return refuse(404, f"no submission with id {submission_id[:64]!r}")
-    return jsonify(submission_json(item))
+    owner = sent_by_owner(state().db, request.headers.get("Authorization"), item["token_id"])
+    response = jsonify(submission_json(item, owner))
+    response.headers["Vary"] = "Authorization"
+    return response
 
 
 @api.get("/boards")

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, Flask, abort, render_template, request, url_for
+from flask import Blueprint, Flask, abort, make_response, render_template, request, url_for
 
 from colbench.leaderboard import queries
 from colbench.leaderboard.app import state
+from colbench.leaderboard.challenge import challenge_name
 from colbench.leaderboard.charts import histogram
+from colbench.leaderboard.tokens import sent_by_owner
 
 pages = Blueprint("pages", __name__)
 
@@ -91,9 +93,23 @@ def submission_page(submission_id: str) -> Any:
     rows = []
     for key in sorted(set(metrics) | set(claimed)):
         rows.append({"name": key, "mine": metrics.get(key), "claimed": claimed.get(key)})
-    return render_template("submission.html", s=item, chart=chart, metric_rows=rows,
-                           tasks=breakdown.get("tasks") or [], counts=breakdown.get("counts"),
-                           rescored=breakdown.get("rescored", False))
+    challenge = challenge_name(item["split"])
+    if challenge is None:
+        response = make_response(render_template(
+            "submission.html", s=item, chart=chart, metric_rows=rows,
+            tasks=breakdown.get("tasks") or [], counts=breakdown.get("counts"),
+            rescored=breakdown.get("rescored", False)))
+    else:
+        # A challenge run's hidden tasks: aggregates for anyone, per-task counts (never
+        # scores) for the submitter's own token only.
+        owner = sent_by_owner(state().db, request.headers.get("Authorization"),
+                              item["token_id"])
+        response = make_response(render_template(
+            "submission.html", s=item, chart=chart, metric_rows=rows, challenge=challenge,
+            totals=queries.result_totals(breakdown),
+            task_counts=queries.task_counts(breakdown) if owner else []))
+    response.headers["Vary"] = "Authorization"
+    return response
 
 
 def _percent(value: Any) -> str:

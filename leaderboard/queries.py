@@ -324,7 +324,36 @@ def submission(db: Database, submission_id: str) -> dict[str, Any] | None:
             "checks": _loads(row.checks_json, []),
             "duplicate_of": row.duplicate_of,
             "duplicate_kind": _duplicate_kind(session, row),
+            # Never shown: it decides who sees a challenge run's per-task counts.
+            "token_id": row.token_id,
         }
+
+
+def task_counts(breakdown: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per task of a verified breakdown: episodes, passed and failed (an error fails), and
+    nothing else: what a challenge run's submitter may see of its hidden tasks.
+
+    Parameters
+    ----------
+    breakdown:
+        The submission's stored breakdown (``queries.submission(...)["breakdown"]``).
+    """
+    return [{"task_id": t["task_id"], "episodes": t["episodes"], "passed": t["successes"],
+             "failed": t["episodes"] - t["successes"]} for t in breakdown.get("tasks") or []]
+
+
+def result_totals(breakdown: dict[str, Any]) -> dict[str, int]:
+    """The aggregates of :func:`task_counts` over all tasks: what anyone may see of a
+    challenge run.
+
+    Parameters
+    ----------
+    breakdown:
+        The submission's stored breakdown.
+    """
+    rows = task_counts(breakdown)
+    return {"tasks": len(rows), "episodes": sum(r["episodes"] for r in rows),
+            "passed": sum(r["passed"] for r in rows), "failed": sum(r["failed"] for r in rows)}
 
 
 def _duplicate_kind(session: Any, row: Submission) -> str | None:

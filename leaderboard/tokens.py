@@ -107,3 +107,24 @@ def authenticate(db: Database, header: str | None) -> Token:
                              f"{row.revoked_at.isoformat(timespec='seconds')}Z; ask the "
                              "server's operator for a new one")
     return row
+
+
+def sent_by_owner(db: Database, header: str | None, token_id: int) -> bool:
+    """Whether an ``Authorization`` header names the live token ``token_id``: what a
+    submitter's own view needs (a missing, unknown, revoked or other token is just no).
+
+    Parameters
+    ----------
+    db:
+        The leaderboard's database.
+    header:
+        The request's ``Authorization`` header, if any.
+    token_id:
+        The id of the token that owns the thing asked about.
+    """
+    if not header:
+        return False
+    try:
+        return authenticate(db, header).id == token_id
+    except AuthError:
+        return False

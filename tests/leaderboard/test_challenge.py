@@ -53,6 +53,17 @@ def _run(out: Path, model: str, tasks: Path, url: str, env: str = BACKEND) -> Pa
     return out
 
 
+def asker_run(challenge_board: tuple[Board, str, ChallengeInfo], tmp_path: Path,
+              monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A run of the asking agent on the board's challenge, fetched and run with its token."""
+    board, server, info = challenge_board
+    url = _url(server, info)
+    monkeypatch.setenv("COLBENCH_LEADERBOARD_TOKEN", board.token)
+    tasks_file = tmp_path / "winter.jsonl"
+    fetch_challenge(url, tasks_file)
+    return _run(tmp_path / "asker", "scripted:ask-then-answer", tasks_file, url)
+
+
 def test_a_challenge_is_run_through_the_public_api_and_scored_on_the_server(
         challenge_board, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     board, server, info = challenge_board
@@ -107,12 +118,8 @@ def test_a_challenge_is_run_through_the_public_api_and_scored_on_the_server(
 
 def test_an_edited_reply_or_score_in_a_challenge_run_is_caught(
         challenge_board, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    board, server, info = challenge_board
-    url = _url(server, info)
-    monkeypatch.setenv("COLBENCH_LEADERBOARD_TOKEN", board.token)
-    tasks_file = tmp_path / "winter.jsonl"
-    fetch_challenge(url, tasks_file)
-    run = _run(tmp_path / "asker", "scripted:ask-then-answer", tasks_file, url)
+    board = challenge_board[0]
+    run = asker_run(challenge_board, tmp_path, monkeypatch)
     records = [json.loads(line) for line in (run / "episodes.jsonl").read_text().splitlines()]
     records[0]["turns"][0]["next_observation"] = "The threshold is 12."
     if len(records[0]["turns"]) > 1:
