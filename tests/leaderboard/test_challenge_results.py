@@ -12,7 +12,7 @@ import pytest
 from colbench.leaderboard.challenge import hidden_tasks
 from colbench.leaderboard.tokens import create_token
 
-from .conftest import Board, post, submit_and_verify
+from .conftest import Board, copy_run, post, submit_and_verify
 from .test_challenge import asker_run, challenge_board  # noqa: F401  (a fixture)
 
 
@@ -73,3 +73,28 @@ def test_a_public_submission_shows_its_per_task_table_to_anyone(
     html = board.client.get(f"/submissions/{result['id']}").get_data(as_text=True)
     assert 'id="tasks"' in html and 'id="task-counts"' not in html
     assert "<th>Score</th>" in html
+
+
+def test_refused_challenge_uploads_count_toward_the_rate_limit(
+        challenge_board, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """A refused try at a challenge costs a try: resending a run, or relabelling its env,
+    cannot be used to probe the hidden tasks beyond the rate limit."""
+    board = challenge_board[0]
+    run = asker_run(challenge_board, tmp_path, monkeypatch)
+    board.state.settings.rate_limit = 3
+    first = post(board, run).get_json()["id"]
+    again = post(board, run).get_json()["id"]
+    relabelled = copy_run(run, tmp_path / "relabelled")
+    summary = json.loads((relabelled / "summary.json").read_text())
+    summary["env"] = "colbench/TextCraft-v0"
+    (relabelled / "summary.json").write_text(json.dumps(summary))
+    other_env = post(board, relabelled).get_json()["id"]
+    board.verify_all()
+    assert board.get(first)["status"] == "verified"
+    for submission_id, reason in ((again, "duplicate"), (other_env, "challenge 'winter'")):
+        refused = board.get(submission_id)
+        assert refused["status"] == "rejected"
+        assert any(reason in error for error in refused["errors"]), refused["errors"]
+    response = post(board, run)
+    assert response.status_code == 429
+    assert "refused uploads count too" in response.get_json()["error"]
