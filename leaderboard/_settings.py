@@ -92,6 +92,10 @@ class LeaderboardSettings:
     #: task: this many episodes' worth of the env's turn budget (retries and resumed runs
     #: asking the same again cost nothing).
     challenge_episodes_per_task: int = 3
+    #: The name of a private vocabulary registered in ``colbench.backend_vocabularies`` (an
+    #: installed package, never a path) whose words Backend-v1 challenges draw along with the
+    #: package's; ``challenge mint --vocabulary`` overrides it. None: the package's alone.
+    challenge_vocabulary: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("max_upload_bytes", "max_episodes_bytes", "max_summary_bytes",
@@ -121,6 +125,10 @@ class LeaderboardSettings:
         if secret is not None and (not isinstance(secret, str) or len(secret) < 16):
             raise ConfigError("leaderboard setting challenge_secret must be a string of at "
                               "least 16 characters (or null)")
+        vocabulary = self.challenge_vocabulary
+        if vocabulary is not None and (not isinstance(vocabulary, str) or not vocabulary):
+            raise ConfigError("leaderboard setting challenge_vocabulary must name a registered "
+                              f"vocabulary (or be null), got {vocabulary!r}")
         from colbench.leaderboard._versions import parse_version
 
         if parse_version(self.min_colbench_version) is None:

@@ -37,6 +37,7 @@ import datetime as dt
 import gzip
 import hashlib
 import hmac
+import inspect
 import json
 import os
 import re
@@ -176,8 +177,12 @@ DEFAULT_CHALLENGE_ENV = "colbench/Backend-v1"
 
 
 def mint_challenge(db: Database, settings: LeaderboardSettings, name: str, count: int, *,
-                   env: str = DEFAULT_CHALLENGE_ENV) -> ChallengeInfo:
-    """Mint and store the challenge ``name`` of ``count`` tasks (see the module docstring)."""
+                   env: str = DEFAULT_CHALLENGE_ENV, vocabulary: str | None = None
+                   ) -> ChallengeInfo:
+    """Mint and store the challenge ``name`` of ``count`` tasks (see the module docstring).
+
+    ``vocabulary`` (default: the ``challenge_vocabulary`` setting) names a private vocabulary
+    the suite's minting has registered; the tasks then draw names from it too."""
     if not isinstance(name, str) or not _NAME.match(name):
         raise ConfigError(f"challenge name {name!r}: use 1-40 lowercase letters, digits and "
                           "dashes, starting with a letter or digit")
@@ -187,8 +192,16 @@ def mint_challenge(db: Database, settings: LeaderboardSettings, name: str, count
     with db.read() as session:
         if session.get(Challenge, name) is not None:
             raise ConfigError(f"a challenge named {name!r} exists already; pick another name")
-    hidden = _task_set_source(env).mint(derive_seed(secret, env, name), count,
-                                        split=f"challenge-{name}")
+    vocabulary = vocabulary if vocabulary is not None else settings.challenge_vocabulary
+    source = _task_set_source(env)
+    options: dict[str, str] = {}
+    if vocabulary is not None:
+        if "vocabulary" not in inspect.signature(source.mint).parameters:
+            raise ConfigError(f"{env} mints no challenge with a private vocabulary; mint "
+                              "without one or from colbench/Backend-v1")
+        options["vocabulary"] = vocabulary
+    hidden = source.mint(derive_seed(secret, env, name), count, split=f"challenge-{name}",
+                         **options)
     public = public_task_set(hidden)
     row = Challenge(name=name, env=env, created_at=utcnow(), task_count=len(hidden),
                     public_hash=public.hash, tasks_gz=_pack(hidden))

@@ -85,6 +85,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     mint.add_argument("--env", default=None,
                       help="the env (default: colbench/Backend-v1, whose program space the "
                            "package cannot enumerate)")
+    mint.add_argument("--vocabulary", default=None, metavar="NAME",
+                      help="a private vocabulary registered in colbench.backend_vocabularies "
+                           "whose words the tasks draw too (default: the challenge_vocabulary "
+                           "setting)")
     mint.add_argument("--config", metavar="FILE", help="JSON settings (challenge_secret)")
     db_flag(mint)
     mint.set_defaults(func=run_challenge_mint)
@@ -261,7 +265,8 @@ def run_challenge_mint(args: argparse.Namespace) -> int:
     from colbench.leaderboard.challenge import mint_challenge
 
     chosen = {} if args.env is None else {"env": args.env}
-    info = mint_challenge(db, _settings(args), args.name, args.count, **chosen)
+    info = mint_challenge(db, _settings(args), args.name, args.count, **chosen,
+                          vocabulary=args.vocabulary)
     print(f"minted challenge {info.name!r}: {info.task_count} {info.env} tasks "
           f"({info.public_hash}); its entries are listed on the board {info.split!r}")
     print(f"submitters fetch it from SERVER/api/v1/challenges/{info.name}")

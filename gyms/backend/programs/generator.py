@@ -38,7 +38,12 @@ from typing import Any
 from colbench.gyms.backend.generator import SIGNATURE_LEAD
 from colbench.gyms.backend.programs.parts import KINDS, Arg, Part, PartKind, kinds_for
 from colbench.gyms.backend.programs.program import Program, shuffled, skeleton_bucket
-from colbench.gyms.backend.programs.vocabulary import DOMAINS, TEXT_WORDS, VERBS
+from colbench.gyms.backend.programs.vocabulary import (
+    DOMAINS,
+    TEXT_WORDS,
+    VERBS,
+    Vocabulary,
+)
 from colbench.sandbox import values_equal
 from colbench.tasks import Task
 
@@ -112,9 +117,10 @@ def level_of(index: int) -> int:
     return LEVELS[index % len(LEVELS)]
 
 
-def draw_program(rng: random.Random, level: int) -> Program:
-    """One program of ``level`` (not yet checked: see :func:`build_task`)."""
-    domain = rng.choice(DOMAINS)
+def draw_program(rng: random.Random, level: int, extra: Vocabulary | None = None) -> Program:
+    """One program of ``level`` (not yet checked: see :func:`build_task`), named from the
+    package's words plus ``extra``'s."""
+    domain = rng.choice(DOMAINS + extra.domains if extra else DOMAINS)
     acc = rng.choice(domain.results)
     pools: dict[str, list[str]] = {
         "number": list(domain.numbers), "count": list(domain.counts),
@@ -169,7 +175,7 @@ def draw_program(rng: random.Random, level: int) -> Program:
     rng.shuffle(arg_list)
     if not arg_list:
         raise TaskValidationError("the program reads no argument")
-    function = rng.choice(VERBS) + "_" + (acc if rng.random() < 0.6
+    function = rng.choice(VERBS + extra.verbs if extra else VERBS) + "_" + (acc if rng.random() < 0.6
                                           else f"{domain.entity}_{acc}")
     return Program(function, arg_list, acc, domain.entity, level, guards, base, modifiers,
                    finish)
@@ -566,14 +572,14 @@ def asked_parts(program: Program) -> int:
 
 
 def generate_task(split: str, index: int, seed: int, *, buckets: Collection[int],
-                  taken: Collection[str] = ()) -> Task:
+                  taken: Collection[str] = (), extra: Vocabulary | None = None) -> Task:
     """The first valid task at ``index`` whose skeleton falls in ``buckets`` and whose
     reference is not ``taken``."""
     reasons: list[str] = []
     for attempt in range(MAX_ATTEMPTS):
         rng = TaskRandom(_task_seed(seed, index, attempt))
         try:
-            program = draw_program(rng, level_of(index))
+            program = draw_program(rng, level_of(index), extra)
         except TaskValidationError as exc:
             reasons.append(str(exc))
             continue
@@ -590,10 +596,10 @@ def generate_task(split: str, index: int, seed: int, *, buckets: Collection[int]
 
 
 def generate_tasks(split: str, n: int, seed: int, *, buckets: Collection[int] | None = None,
-                   start: int = 0) -> list[Task]:
+                   start: int = 0, extra: Vocabulary | None = None) -> list[Task]:
     """``n`` validated tasks of ``split`` (indices ``start`` .. ``start + n - 1``), drawn from
     the split's skeleton buckets (:data:`BUCKETS`) unless ``buckets`` is given; no two share
-    a reference."""
+    a reference; ``extra`` adds an operator's private words to the names drawn."""
     if split not in SPLITS and buckets is None:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     if n < 0:
@@ -602,7 +608,7 @@ def generate_tasks(split: str, n: int, seed: int, *, buckets: Collection[int] | 
     taken: set[str] = set()
     tasks = []
     for index in range(start, start + n):
-        task = generate_task(split, index, seed, buckets=allowed, taken=taken)
+        task = generate_task(split, index, seed, buckets=allowed, taken=taken, extra=extra)
         taken.add(task.privileged["ground_truth"])
         tasks.append(task)
     return tasks

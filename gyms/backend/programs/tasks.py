@@ -21,6 +21,7 @@ from colbench.gyms.backend import generator as v0_generator
 from colbench.gyms.backend.families.base import decimal_text
 from colbench.gyms.backend.programs import generator
 from colbench.gyms.backend.programs.generator import GENERATOR_VERSION, SET_PREFIX
+from colbench.gyms.backend.programs.vocabulary import load_vocabulary
 from colbench.gyms.backend.tasks import import_official, load_task_file
 from colbench.sandbox import values_equal
 from colbench.tasks import TaskSet
@@ -77,15 +78,22 @@ def clear_memory_cache() -> None:
     _TASK_SETS.clear()
 
 
-def mint_tasks(seed: int, count: int, *, split: str) -> TaskSet:
+def mint_tasks(seed: int, count: int, *, split: str, vocabulary: str | None = None) -> TaskSet:
     """``count`` fresh tasks drawn from ``seed`` (a leaderboard's secret one) for a challenge
     split named ``split``: from the challenge buckets of the program space, which neither
-    public split draws from. Ids are ``backend-v1-<split>-NNNNN``."""
+    public split draws from. Ids are ``backend-v1-<split>-NNNNN``. ``vocabulary`` names a
+    private vocabulary registered in ``colbench.backend_vocabularies`` whose words are drawn
+    along with the package's."""
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ConfigError(f"mint: seed must be an int, got {seed!r}")
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise ConfigError(f"mint: count must be a positive int, got {count!r}")
-    drawn = generator.generate_tasks("test", count, seed, buckets=generator.BUCKETS["challenge"])
+    try:
+        extra = None if vocabulary is None else load_vocabulary(vocabulary)
+    except ValueError as exc:
+        raise ConfigError(f"mint: {exc}") from None
+    drawn = generator.generate_tasks("test", count, seed, buckets=generator.BUCKETS["challenge"],
+                                     extra=extra)
     tasks = [task.model_copy(update={"id": generator.task_id(split, index), "split": split})
              for index, task in enumerate(drawn)]
     return TaskSet(f"{SET_PREFIX}-{split}", tasks, version=GENERATOR_VERSION)
@@ -106,8 +114,9 @@ class ProgramTaskSets:
     def build(self, split: str) -> TaskSet:
         return load_program_tasks(split)
 
-    def mint(self, seed: int, count: int, *, split: str) -> TaskSet:
-        return mint_tasks(seed, count, split=split)
+    def mint(self, seed: int, count: int, *, split: str, vocabulary: str | None = None
+             ) -> TaskSet:
+        return mint_tasks(seed, count, split=split, vocabulary=vocabulary)
 
 
 TASK_SETS = ProgramTaskSets()

@@ -166,3 +166,75 @@ GENERIC_WORDS = frozenset(
     "day days today going good nice weather hi hello hey thanks thank joke "
     "life weekend morning evening week doing feel feeling great awesome cool lol okay fun "
     "asdf qwer zxcv test testing hmm um uh yes no maybe sure help many".split())
+
+
+#: Entry-point group of private vocabularies: an operator's package declares
+#: ``NAME = "module:OBJECT"`` where OBJECT is a :class:`Vocabulary`; a challenge minted with
+#: ``--vocabulary NAME`` draws its names from the package's words plus those.
+VOCABULARY_GROUP = "colbench.backend_vocabularies"
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """Words an operator adds to the package's: whole domains and function-name verbs.
+
+    Parameters
+    ----------
+    domains:
+        Extra :class:`Domain` settings (argument names, labels, results), each named apart
+        from the package's domains.
+    verbs:
+        Extra verbs that open a function name.
+    """
+
+    domains: tuple[Domain, ...] = ()
+    verbs: tuple[str, ...] = ()
+
+
+def _check_domain(domain: Domain, where: str) -> None:
+    """Raise ValueError naming what in ``domain`` a generated program could not use."""
+    if any(d.name == domain.name for d in DOMAINS):
+        raise ValueError(f"{where}: domain {domain.name!r} is one of the package's; rename it")
+    words = [domain.entity, *domain.results, *domain.numbers, *domain.counts, *domain.flags,
+             *domain.labels, *domain.texts, *domain.lists, *domain.mappings]
+    bad = [w for w in words if not (isinstance(w, str) and w.isidentifier())]
+    if bad:
+        raise ValueError(f"{where}: domain {domain.name!r} has names that are not Python "
+                         f"identifiers: {bad[:5]}")
+    if not domain.results:
+        raise ValueError(f"{where}: domain {domain.name!r} names no result")
+    if not (domain.numbers or domain.counts or domain.lists):
+        raise ValueError(f"{where}: domain {domain.name!r} needs a number, count or list "
+                         "argument for a program's base part")
+
+
+def load_vocabulary(name: str) -> Vocabulary:
+    """The private vocabulary registered as ``name`` in :data:`VOCABULARY_GROUP`, checked.
+
+    Parameters
+    ----------
+    name:
+        Its entry-point name (never a module path: only an installed package adds words).
+    """
+    from importlib import metadata
+
+    found = [ep for ep in metadata.entry_points(group=VOCABULARY_GROUP) if ep.name == name]
+    if not found:
+        known = sorted(ep.name for ep in metadata.entry_points(group=VOCABULARY_GROUP))
+        raise ValueError(f"no Backend-v1 vocabulary named {name!r} is registered in "
+                         f"{VOCABULARY_GROUP} (registered: {known or 'none'})")
+    where = f"vocabulary {name!r} ({found[0].value})"
+    vocabulary = found[0].load()
+    if not isinstance(vocabulary, Vocabulary):
+        raise ValueError(f"{where} is a {type(vocabulary).__name__}, not a "
+                         "colbench.gyms.backend.programs.vocabulary.Vocabulary")
+    if not vocabulary.domains and not vocabulary.verbs:
+        raise ValueError(f"{where} adds no domain and no verb")
+    for domain in vocabulary.domains:
+        if not isinstance(domain, Domain):
+            raise ValueError(f"{where}: {domain!r} is not a Domain")
+        _check_domain(domain, where)
+    bad = [v for v in vocabulary.verbs if not (isinstance(v, str) and v.isidentifier())]
+    if bad:
+        raise ValueError(f"{where}: verbs that are not Python identifiers: {bad[:5]}")
+    return vocabulary
