@@ -99,8 +99,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "compare", help="per-task win rate of a run against a reference run",
         description="Win rate of RUN against RUN_REF on the tasks both scored: a task is won "
-                    "when RUN's score is higher (frontend: CLIP similarity), a tie counts "
-                    "half; with a 95%% interval.")
+                    "when RUN's score (the env's own per-episode score) is higher, a tie "
+                    "counts half; with a 95%% interval.")
     p.add_argument("run", type=Path, metavar="RUN", help="run directory")
     p.add_argument("reference", type=Path, metavar="RUN_REF", help="reference run directory")
     p.add_argument("--metric", default=DEFAULT_METRIC,
