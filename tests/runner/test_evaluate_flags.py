@@ -58,10 +58,11 @@ def test_bad_env_option_is_named(tmp_path, guess_env_id, capsys):
 
 
 def test_evaluate_prints_the_results_table(tmp_path, guess_env_id, capsys):
-    code = main(["evaluate", guess_env_id, "--model", "scripted:oracle", "--num-tasks", "3",
-                 "--out", str(tmp_path / "run"), "--no-progress"])
+    code = main(["-v", "evaluate", guess_env_id, "--model", "scripted:oracle", "--num-tasks",
+                 "3", "--out", str(tmp_path / "run"), "--no-progress"])
     assert code == 0
     out = capsys.readouterr().out
+    # -v: the table's cells at full length (the default shortens long ones to 120 columns).
     assert "success % [95% CI]" in out and "100.0" in out and "scripted:oracle" in out
 
 

@@ -13,7 +13,8 @@ def test_a_summarys_names_cannot_drive_the_terminal_or_break_a_row():
                       task_set=TaskSetRef(name="t", hash="h"),
                       counts=Counts(episodes=1, ok=1, error=0), colbench_version="0",
                       metrics={"score": MetricSummary(mean=0.5, ci95=(0.1, 0.9), n=1)})
-    table = summaries_table([("runs/\x9b2Ja", summary)])
+    # details=True: cells at full length (the default table shortens long cells to fit).
+    table = summaries_table([("runs/\x9b2Ja", summary)], details=True)
     assert "\x1b" not in table and "\x9b" not in table
     lines = table.splitlines()
     assert len(lines) == 3  # header, rule, one row
