@@ -5,8 +5,10 @@ Needs the ``[search]`` extra (the ``bm25s`` package).
 """
 
 from colbench.gyms.search.corpus import Document, build_corpus
-from colbench.gyms.search.env import DeepSearchEnv, DeepSearchOracle, parse_action
+from colbench.gyms.search.env import DeepSearchEnv
+from colbench.gyms.search.game import parse_action
 from colbench.gyms.search.index import Hit, SearchIndex
+from colbench.gyms.search.oracle import DeepSearchOracle
 from colbench.gyms.search.questions import Question, generate_questions
 from colbench.gyms.search.scoring import exact_match, normalize_answer, token_f1
 from colbench.gyms.search.tasks import Corpus, load_corpus, load_search_tasks

@@ -256,3 +256,11 @@ class SearchQAGame:
         ended = self.solved or last_turn
         return Outcome(observation=observation, reward=reward, terminated=self.solved,
                        info=info, metrics=self.metrics(turns) if ended else None)
+
+    def oracle_message(self) -> str:
+        """The oracle's next message: one search per evidence title (none for a user's QA
+        row, which names no evidence), then the first golden answer."""
+        titles = self.task.privileged.get("evidence_titles", [])
+        if self.searches < len(titles):
+            return f"<think>Next step.</think><search>{titles[self.searches]}</search>"
+        return f"<think>Done.</think><answer>{golden_answers(self.task)[0]}</answer>"

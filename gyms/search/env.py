@@ -1,63 +1,24 @@
-"""The DeepSearch environment (``colbench/DeepSearch-v0``) and its oracle."""
+"""The DeepSearch environment (``colbench/DeepSearch-v0``)."""
 
 from __future__ import annotations
 
-import logging
 import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from colbench.actions import find_action
-from colbench.env import DEFAULT_PROTOCOL, Message, Outcome, ScriptedAgent, TextEnv
+from colbench.env import Outcome, TextEnv
 from colbench.errors import ConfigError
 from colbench.gyms.search import agentgym
 from colbench.gyms.search.data import saved_task_file
-from colbench.gyms.search.index import Hit
-from colbench.gyms.search.scoring import exact_match, token_f1
+from colbench.gyms.search.game import format_hits, parse_action
+from colbench.gyms.search.protocols import MAX_TURNS, PROTOCOLS, SearchProtocol
 from colbench.gyms.search.tasks import SPLIT_SEEDS, Corpus, load_corpus, load_search_tasks
-from colbench.gyms.search.tools import AGENTGYM_TOOLS, COLBENCH_TOOLS
 from colbench.tasks import Task, TaskSet
 from colbench.tools import ActionTool
 
+__all__ = ["DEFAULT_TOP_K", "DeepSearchEnv", "format_hits", "parse_action"]
+
 DEFAULT_TOP_K = 5
-logger = logging.getLogger("colbench")
-
-SYSTEM_PROMPT = """You answer a question about a fictional world by searching a collection of \
-encyclopedia articles about it. Nothing you know from elsewhere applies: every fact is in the \
-articles, and names that look alike belong to different things. End each message with exactly \
-one action:
-- search[QUERY]: the {top_k} best-matching articles for QUERY, each with its id, title and a \
-snippet;
-- open[DOC_ID]: the whole article with that id (ids look like d0042);
-- answer[TEXT]: your final answer (a name, a year or a few words); this ends the episode.
-Questions may need several articles, one leading to the next. You have {max_turns} actions; \
-an episode that ends without an answer scores 0."""
-
-#: The actions, as found in a message: the last ``verb[argument]`` wins.
-_ACTION = re.compile(r"\b(search|open|answer)\s*\[([^\]\n]*)\]", re.IGNORECASE)
-INVALID = ("Invalid action. End your message with one of: search[QUERY], open[DOC_ID] or "
-           "answer[TEXT].")
-
-
-def parse_action(message: str) -> tuple[str, str] | None:
-    """``(verb, argument)`` of the message's action, or None when it has none. The action
-    line is found as every text gym finds it (``colbench.actions``); within it, and failing
-    that within the whole message, the last ``verb[argument]`` counts."""
-    for text in (find_action(message), message):
-        found = _ACTION.findall(text)
-        if found:
-            verb, argument = found[-1]
-            return verb.lower(), argument.strip()
-    return None
-
-
-def format_hits(query: str, hits: Sequence[Hit]) -> str:
-    """The observation of a search: one line per result, ``[id] title: snippet``."""
-    if not hits:
-        return f'No results for "{query}".'
-    lines = [f"[{h.document.id}] {h.document.title}: {h.snippet}" for h in hits]
-    return f'Results for "{query}":\n' + "\n".join(lines)
 
 
 class DeepSearchEnv(TextEnv):
@@ -114,7 +75,7 @@ class DeepSearchEnv(TextEnv):
     ``reset(options={"max_turns": N})``); ``protocol``: ``colbench`` (default) or
     ``agentgym`` (AgentGym-RL's SearchQA: ``<search>``, ``<information>``, ``<answer>``,
     top 3 passages, reward 1 on an exact match, wrong answers may be retried, 30 turns; see
-    ``colbench.gyms.search.agentgym``), which also takes ``tasks`` as a published QA JSONL
+    ``colbench.gyms.search.agentgym`` and ``colbench.gyms.search.protocols``), which also takes ``tasks`` as a published QA JSONL
     (``question``, ``golden_answers``) with ``corpus`` (a Search-R1 corpus JSONL, indexed
     with BM25) or ``retriever`` (the URL of a Search-R1 retrieval server); without them it
     plays the generated world. The scripted baselines speak colbench's protocol only.
@@ -130,14 +91,11 @@ class DeepSearchEnv(TextEnv):
 
     env_id: ClassVar[str] = "colbench/DeepSearch"
     version: ClassVar[str] = "0"
-    default_max_turns: ClassVar[int] = 16
+    default_max_turns: ClassVar[int] = MAX_TURNS
     one_line_actions: ClassVar[bool] = True
     max_text_length: ClassVar[int] = 100_000
     splits: ClassVar[tuple[str, ...]] = tuple(SPLIT_SEEDS)
-    protocols: ClassVar[tuple[str, ...]] = (DEFAULT_PROTOCOL, agentgym.PROTOCOL)
-    #: The actions as OpenAI tools (``colbench.tools``) per protocol: the grammars differ.
-    action_tools_by_protocol: ClassVar[dict[str, tuple[ActionTool, ...]]] = {
-        DEFAULT_PROTOCOL: COLBENCH_TOOLS, agentgym.PROTOCOL: AGENTGYM_TOOLS}
+    protocol_specs: ClassVar[tuple[SearchProtocol, ...]] = PROTOCOLS
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
                  world_seed: int | None = None, hops: int | None = None,
@@ -145,30 +103,31 @@ class DeepSearchEnv(TextEnv):
                  corpus: str | None = None, retriever: str | None = None,
                  render_mode: str | None = None, protocol: str | None = None) -> None:
         self.choose_protocol(protocol)
-        self.agentgym = self.protocol == agentgym.PROTOCOL
+        rules = self.rules
         if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 50:
             raise ConfigError(f"DeepSearch top_k must be a whole number from 1 to 50, "
                               f"got {top_k!r}")
-        if (corpus or retriever) and not self.agentgym:
-            raise ConfigError("DeepSearch corpus= and retriever= are for --protocol agentgym")
-        if corpus and retriever:
-            raise ConfigError("DeepSearch takes corpus= or retriever=, not both")
+        rules.check_sources(corpus, retriever)
         #: The user's retriever (agentgym with a corpus or a server), else None: the world's.
         self.user_retriever: agentgym.Retriever | None = (
             agentgym.corpus_retriever(corpus) if corpus
             else agentgym.ServerRetriever(retriever) if retriever else None)
-        if self.agentgym and max_turns is None:
-            max_turns = agentgym.MAX_TURNS
+        if max_turns is None:
+            max_turns = rules.max_turns
         task_set = self._task_set(split, tasks, world_seed, hops)
         super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
         self.top_k = top_k
-        self.game: agentgym.SearchQAGame | None = None
+        #: The episode's game, as the protocol plays it (what was searched and opened).
+        self.game: Any = None
+        #: The episode's generated corpus (None over a user's retriever).
         self.corpus: Corpus | None = None
-        #: The last search's results (what the agent was shown), the articles opened.
-        self.last_hits: list[Hit] = []
-        self.opened: list[str] = []
-        self._searches = 0
-        self._invalid = 0
+
+    @property
+    def rules(self) -> SearchProtocol:
+        """The protocol this instance plays, with DeepSearch's behaviour."""
+        spec = self.protocol_spec
+        assert isinstance(spec, SearchProtocol)
+        return spec
 
     def _task_set(self, split: str, tasks: str | TaskSet | None, world_seed: int | None,
                   hops: int | None) -> TaskSet:
@@ -181,24 +140,13 @@ class DeepSearchEnv(TextEnv):
                     raise ConfigError(f"DeepSearch tasks {tasks!r}: not a task JSONL file nor "
                                       "a set saved by 'colbench data import search'")
                 tasks = str(saved)
-            if self.agentgym and agentgym.is_qa_file(tasks):
-                if self.user_retriever is None:
-                    raise ConfigError(f"DeepSearch tasks {tasks!r} are published QA rows: "
-                                      "give their corpus= (a corpus JSONL) or retriever= (a "
-                                      "retrieval server's URL)")
-                return agentgym.load_qa_file(tasks)
-            task_set = TaskSet.load(tasks)
+            task_set = self.rules.file_tasks(tasks, self.user_retriever)
         else:
             if self.user_retriever is not None:
                 raise ConfigError("DeepSearch corpus= or retriever= needs the questions "
                                   "asked over it: tasks= a QA JSONL (question, "
                                   "golden_answers)")
-            task_set = load_search_tasks(split, world_seed, hops)
-            if self.agentgym:
-                logger.warning("DeepSearch under --protocol agentgym: no user corpus given, "
-                               "so it plays colbench's generated world (pass tasks=QA.jsonl "
-                               "with corpus=CORPUS.jsonl or retriever=URL for your own)")
-                return agentgym.generated_world_tasks(task_set)
+            task_set = self.rules.generated_tasks(load_search_tasks(split, world_seed, hops))
         if self.user_retriever is None:
             for task in task_set:
                 if not isinstance(task.privileged.get("world_seed"), int):
@@ -210,107 +158,31 @@ class DeepSearchEnv(TextEnv):
     @property
     def action_tools(self) -> tuple[ActionTool, ...]:
         """This instance's actions as OpenAI tools: its protocol's grammar."""
-        return self.action_tools_by_protocol[self.protocol]
+        return self.rules.action_tools
 
     def describe(self) -> dict[str, Any]:
         facts = super().describe()
-        if self.agentgym:
-            facts["scorer"] = ("exact-match, " + ("user retriever" if self.user_retriever
-                                                  else "generated world (no user corpus)"))
+        scorer = self.rules.scorer_fact(self.user_retriever)
+        if scorer is not None:
+            facts["scorer"] = scorer
         return facts
 
     @property
     def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]
         from colbench.gyms.search.baselines import BASELINES
+        from colbench.gyms.search.oracle import DeepSearchOracle
 
         return {"oracle": DeepSearchOracle, **BASELINES}
 
     def system_prompt(self, task: Task) -> str:
-        if self.agentgym:
-            return agentgym.SYSTEM_PROMPT
-        return SYSTEM_PROMPT.format(top_k=self.top_k, max_turns=self._episode_max_turns)
+        return self.rules.system_prompt(self.top_k, self._episode_max_turns)
 
     def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:
-        self.last_hits, self.opened = [], []
-        self._searches = self._invalid = 0
-        retriever = self.user_retriever
-        if retriever is None:
+        if self.user_retriever is None:
             self.corpus = load_corpus(int(task.privileged["world_seed"]))
-            retriever = agentgym.IndexRetriever(self.corpus.index)
-        self.game = agentgym.SearchQAGame(task, retriever)
+        self.game = self.rules.new_game(task, self.corpus, self.user_retriever, self.top_k)
         return f"Question: {task.prompt}", {}
 
-    def _metrics(self, answer: str | None) -> dict[str, Any]:
-        assert self.task is not None
-        gold = str(self.task.privileged["answer"])
-        em = answer is not None and exact_match(answer, gold)
-        f1 = token_f1(answer, gold) if answer is not None else 0.0
-        evidence = list(self.task.privileged.get("evidence", []))
-        recall = (sum(d in self.opened for d in evidence) / len(evidence)) if evidence else 0.0
-        return {"success": em, "score": f1, "exact_match": float(em), "f1": f1,
-                "answered": answer is not None, "searches": self._searches,
-                "opened": len(self.opened), "evidence_recall": recall, "turns": self.turn,
-                "invalid_actions": self._invalid, "hops": self.task.metadata.get("hops"),
-                "kind": self.task.metadata.get("kind")}
-
     def _act(self, action: str, *, last_turn: bool) -> Outcome:
-        if self.agentgym:
-            assert self.game is not None
-            return self.game.act(action, turns=self.turn, last_turn=last_turn)
-        assert self.corpus is not None
-        parsed = parse_action(action)
-        verb, argument = parsed if parsed else ("", "")
-        valid = True
-        if verb == "answer":
-            metrics = self._metrics(argument)
-            return Outcome(observation=f"Answer submitted: {argument}", reward=metrics["f1"],
-                           terminated=True,
-                           info={"action": verb, "valid": True, "final_answer": argument},
-                           metrics=metrics)
-        if verb == "search" and argument:
-            self._searches += 1
-            self.last_hits = self.corpus.index.search(argument, self.top_k)
-            observation = format_hits(argument, self.last_hits)
-        elif verb == "open":
-            document = self.corpus.document(argument.lower())
-            if document is None:
-                valid = False
-                observation = (f"No article has the id {argument!r}. Ids look like d0042; "
-                               "search results show them.")
-            else:
-                if document.id not in self.opened:
-                    self.opened.append(document.id)
-                observation = document.full_text()
-        else:
-            valid = False
-            observation = INVALID if verb != "search" else "The search query is empty."
-        self._invalid += not valid
-        return Outcome(observation=observation, info={"action": verb, "valid": valid},
-                       metrics=self._metrics(None) if last_turn else None)
-
-
-class DeepSearchOracle(ScriptedAgent):
-    """Follows the task's evidence chain with real searches: for each evidence article in
-    order, it searches the article's title, opens the article from the results, and after
-    the last one answers the gold answer. It never opens an article the search did not
-    show, so every task it solves proves the engine finds each step of the chain. Under
-    ``agentgym`` (no ``open``) it searches each evidence title, then answers."""
-
-    def act(self, messages: Sequence[Message]) -> str:
-        env = self.env.unwrapped
-        assert isinstance(env, DeepSearchEnv)
-        data = env.privileged()
-        if env.agentgym:
-            # One search per evidence article (none for a user's QA row), then the answer.
-            assert env.game is not None
-            titles = data.get("evidence_titles", [])
-            if env.game.searches < len(titles):
-                return f"<think>Next step.</think><search>{titles[env.game.searches]}</search>"
-            return f"<think>Done.</think><answer>{agentgym.golden_answers(env.task)[0]}</answer>"
-        for document, title in zip(data["evidence"], data["evidence_titles"], strict=True):
-            if document in env.opened:
-                continue
-            if any(hit.document.id == document for hit in env.last_hits):
-                return f"Action: open[{document}]"
-            return f"Action: search[{title}]"
-        return f"Action: answer[{data['answer']}]"
+        assert self.game is not None
+        return self.game.act(action, turns=self.turn, last_turn=last_turn)

@@ -29,7 +29,7 @@ from pathlib import Path
 from colbench import taskcache
 from colbench.errors import ConfigError
 from colbench.gyms.search.corpus import Document, build_corpus
-from colbench.gyms.search.index import SearchIndex, cached_index
+from colbench.gyms.search.index import Hit, SearchIndex, cached_index
 from colbench.gyms.search.questions import generate_questions
 from colbench.gyms.search.world import World, generate_world
 from colbench.tasks import Task, TaskSet
@@ -52,7 +52,12 @@ class Corpus:
     index: SearchIndex
 
     def document(self, document_id: str) -> Document | None:
+        """The article with ``document_id``, or None."""
         return self.index.by_id.get(document_id)
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        """The top ``k`` articles for ``query`` by BM25, best first."""
+        return self.index.search(query, k)
 
 
 @functools.lru_cache(maxsize=8)
