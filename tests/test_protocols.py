@@ -29,7 +29,7 @@ GYMS = Path(__file__).resolve().parent.parent / "gyms"
 #: Env modules that still test a protocol flag; each is to become protocol objects as
 #: TextCraft, BabyAI and SciWorld did (the list may only shrink).
 NOT_YET_OBJECTS = {"backend/env.py", "backend/replay.py", "backend/scripted.py",
-                   "frontend/env.py", "search/env.py"}
+                   "frontend/env.py"}
 
 
 def env_class(env_id: str) -> type:
@@ -100,6 +100,12 @@ def test_sciworld_oracle_solves_a_task_under_every_protocol(protocol: str) -> No
     split = "test" if protocol == DEFAULT_PROTOCOL else "3536-3536"
     assert _play_oracle("colbench/SciWorld-v0", protocol, 1, split=split,
                         gold_path=protocol != DEFAULT_PROTOCOL) == [True]
+
+
+@pytest.mark.parametrize("protocol", ["colbench", "agentgym"])
+def test_deepsearch_oracle_solves_tasks_under_every_protocol(protocol: str) -> None:
+    pytest.importorskip("bm25s")
+    assert _play_oracle("colbench/DeepSearch-v0", protocol, 3) == [True, True, True]
 
 
 @pytest.mark.parametrize(("env_id", "budget", "tokens"), [
