@@ -1,18 +1,22 @@
 """Verification: what the worker decides about a stored submission.
 
-:func:`verify_run` trusts nothing it can recompute. It checks, in order:
+:func:`verify_run` trusts nothing it can recompute. A run for an env, split or task set the
+server does not rank, or whose records contradict each other, is rejected first; then it goes
+through an ordered list of named checks (:func:`checks_for`), each a small function of a
+:class:`RunContext` that returns its :class:`Finding`:
 
-1. the env is one this server ranks, and the task-set hash is the server's copy of that
-   split (or of its first N tasks);
-2. the records: one per (task, trial), every task present, all of the summary's env and
-   model, trials in range;
-3. every aggregate, recomputed from the records the way the runner computes it (the
-   summary's own totals are only compared, never used);
-4. for suites with a replay (found by env id in the ``replays`` registry; the backend's
-   re-steps its env: the simulated human's replies and the final answer re-run against
-   the hidden tests in the sandbox), every episode replayed on the server;
-5. the colbench version, the env version, the turn budget, errored episodes, and (when the
-   server asks for it) a whole split.
+1. ``task_set``: the task-set hash is the server's copy of that split (or of its first N
+   tasks), under the run's protocol;
+2. ``records``: one record per (task, trial), every task present, errored episodes within
+   what the server accepts;
+3. ``versions``, ``split`` (a whole split, where the server asks for it), ``turn_budget``;
+4. ``aggregates``: every aggregate, recomputed from the records the way the runner computes
+   it (the summary's own totals are only compared, never used);
+5. the suite's own checks, which its replay decides (found by env id in the ``replays``
+   registry): with a replay, ``isolation`` (the sandbox the replay runs submitted code in
+   limits each job) and ``replay`` (every episode replayed on the server; the backend's
+   re-steps its env: the simulated human's replies and the final answer re-run against the
+   hidden tests in the sandbox); without one, ``replay`` says the figures are self-reported.
 
 An episode the model's failure ended (``failure: "model"``) is the agent's: it is scored 0
 whatever its record claims, and not replayed (its transcript stops where the model failed, so
@@ -26,16 +30,17 @@ when every check passed but the suite has no replay on this server (listed, neve
 verified badge: its episodes' figures are the submitter's word), else ``verified``.
 
 :attr:`Verification.checks` says, for the board and the API, which checks the entry passed:
-each ``{"name", "label", "passed", "detail"}`` (``passed`` None for a check that does not
-apply), in the order above.
+each ``{"name", "label", "passed", "detail"}``, in the order above; :attr:`Verification.errors`
+holds every check's problems in the same order.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from colbench._version import __version__
@@ -43,12 +48,13 @@ from colbench.errors import ConfigError
 from colbench.leaderboard._db import REJECTED, SELF_REPORTED, UNVERIFIED, VERIFIED
 from colbench.leaderboard._settings import LeaderboardSettings
 from colbench.leaderboard._versions import parse_version
-from colbench.leaderboard.suites import SuiteCatalog
+from colbench.leaderboard.suites import Suite, SuiteCatalog
 from colbench.leaderboard.upload import ParsedRun
 from colbench.protocols import DEFAULT_PROTOCOL
-from colbench.records import MODEL_FAILURE_METRICS, EpisodeRecord, MetricSummary
-from colbench.replay import ReplayResult, RunFacts, run_problems, same_value
+from colbench.records import MODEL_FAILURE_METRICS, EpisodeRecord, MetricSummary, Summary
+from colbench.replay import Replay, ReplayResult, RunFacts, run_problems, same_value
 from colbench.rundir import aggregate_episodes, count_episodes
+from colbench.tasks import TaskSet
 
 #: Examples listed per kind of problem before "and N more".
 EXAMPLES = 5
@@ -58,7 +64,23 @@ EPISODE_LINES = 20
 
 @dataclass
 class Verification:
-    """The worker's verdict and the server's own figures."""
+    """The worker's verdict and the server's own figures.
+
+    Parameters
+    ----------
+    status:
+        ``verified``, ``self-reported``, ``unverified`` or ``rejected``.
+    errors:
+        Every problem found, each a sentence, in the order of the checks that found them.
+    metrics:
+        The run's metrics as the server computes them (replayed where it can).
+    claimed:
+        The metrics summary.json claims.
+    breakdown:
+        Per task figures and every episode's score (see :func:`_breakdown`).
+    checks:
+        Which checks the entry passed: ``{"name", "label", "passed", "detail"}`` each.
+    """
 
     status: str
     errors: list[str]
@@ -81,12 +103,276 @@ CHECK_LABELS = {
 }
 
 
-def _check(name: str, problems: list[str], detail: str,
-           passed: bool | None = None) -> dict[str, Any]:
-    """One entry of :attr:`Verification.checks`: passed unless it found ``problems``."""
-    return {"name": name, "label": CHECK_LABELS[name],
-            "passed": (not problems) if passed is None else passed,
-            "detail": problems[0] if problems else detail}
+@dataclass
+class Finding:
+    """What one check found.
+
+    Parameters
+    ----------
+    problems:
+        Each a sentence for :attr:`Verification.errors` (none: the check found nothing wrong).
+    detail:
+        What the board says of the check.
+    passed:
+        Whether the entry passed it.
+    """
+
+    problems: list[str]
+    detail: str
+    passed: bool
+
+
+def found(problems: list[str], detail: str) -> Finding:
+    """The usual finding: passed unless there are ``problems``, whose first the board shows.
+
+    Parameters
+    ----------
+    problems:
+        What the check found wrong.
+    detail:
+        What the board says when it found nothing.
+    """
+    return Finding(problems, problems[0] if problems else detail, not problems)
+
+
+@dataclass
+class RunContext:
+    """What every check reads: the run, the server's suite and tasks for it, its settings.
+
+    Parameters
+    ----------
+    run:
+        The parsed submission.
+    suite:
+        The server's suite for the run's env.
+    settings:
+        The server's settings.
+    task_set:
+        The server's tasks the run ran (its split, or the split's first N tasks).
+    full:
+        The whole split, under the run's protocol.
+    threads:
+        Episodes replayed at once (0: what the replay says it can use).
+    """
+
+    run: ParsedRun
+    suite: Suite
+    settings: LeaderboardSettings
+    task_set: TaskSet
+    full: TaskSet
+    threads: int = 0
+    #: The metrics the replay check computed, by (task, trial): they replace the records'.
+    replayed: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def summary(self) -> Summary:
+        """The run's summary.json."""
+        return self.run.summary
+
+    @cached_property
+    def under(self) -> str:
+        """`` under the protocol 'x'`` for a named protocol, else nothing (for sentences)."""
+        protocol = self.summary.protocol
+        return "" if protocol == DEFAULT_PROTOCOL else f" under the protocol {protocol!r}"
+
+    @cached_property
+    def expected(self) -> list[tuple[str, int]]:
+        """Every (task, trial) the run should hold."""
+        return [(t, k) for k in range(self.summary.trials) for t in self.task_set.ids()]
+
+    @cached_property
+    def ok(self) -> list[EpisodeRecord]:
+        """The records that did not end in an error of the environment."""
+        return [r for r in self.run.records if r.status == "ok"]
+
+    @cached_property
+    def model_failed(self) -> list[EpisodeRecord]:
+        """The ok records the model's failure ended (scored 0 whatever they claim)."""
+        return [r for r in self.ok if r.failure_kind == "model"]
+
+    @cached_property
+    def budget(self) -> int | None:
+        """The most turns an episode may take under the run's protocol (None: not stated)."""
+        return self.suite.turn_budget(self.summary.protocol)
+
+    def over_budget(self, record: EpisodeRecord) -> bool:
+        """Whether ``record`` has more turns than the budget."""
+        return bool(self.budget) and len(record.turns) > (self.budget or 0)
+
+    @cached_property
+    def isolation(self) -> tuple[str | None, str]:
+        """Why the server will not replay (None when it may), and what the board says of
+        the sandbox (:func:`_isolation`)."""
+        return _isolation(self.suite.replay, self.settings)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One named check of the verifier.
+
+    Parameters
+    ----------
+    name:
+        Its name in :data:`CHECK_LABELS`.
+    run:
+        The check: reads the context, returns its finding.
+    """
+
+    name: str
+    run: Callable[[RunContext], Finding]
+
+
+def _records_present(context: RunContext) -> Finding:
+    run, settings, expected = context.run, context.settings, context.expected
+    problems = []
+    present = {r.key for r in run.records}
+    missing = [key for key in expected if key not in present]
+    if missing:
+        problems.append(f"{len(missing)} of {len(expected)} episodes are missing: "
+                        f"{_some(_episode_key(k) for k in missing)}")
+    errored = [r for r in run.records if r.status == "error"]
+    if errored and len(errored) > settings.max_error_fraction * len(expected):
+        problems.append(f"{len(errored)} episode(s) ended in an error and are not scored: "
+                        f"{_some(_episode_key(r.key) for r in errored)}; a verified run "
+                        + ("has none" if settings.max_error_fraction == 0 else
+                           f"has at most {settings.max_error_fraction:.0%}"))
+    return found(problems, f"{len(expected)} of {len(expected)} episodes, one per (task, "
+                 "trial)")
+
+
+def _task_set(context: RunContext) -> Finding:
+    summary, task_set, full = context.summary, context.task_set, context.full
+    return found([], f"the server's {summary.env} {summary.split or ''} split{context.under}"
+                 + (f" ({len(task_set)} tasks)" if len(task_set) == len(full) else
+                    f", its first {len(task_set)} tasks"))
+
+
+def _versions(context: RunContext) -> Finding:
+    summary, suite = context.summary, context.suite
+    return found(_version_problems(summary.colbench_version, context.run.records,
+                                   suite.env_version, context.settings.min_colbench_version),
+                 f"colbench {summary.colbench_version}"
+                 + (f", env version {suite.env_version}" if suite.env_version else ""))
+
+
+def _whole_split(context: RunContext) -> Finding:
+    ran, size = len(context.task_set), len(context.full)
+    problems = []
+    if ran < size and context.settings.full_split_only:
+        problems.append(f"the run covers the first {ran} of the {size} tasks of "
+                        f"{context.summary.env} {context.summary.split or ''}; this server "
+                        "verifies whole splits only")
+    return found(problems, f"all {size} tasks" if ran == size else
+                 f"the first {ran} of {size} tasks (this server accepts that)")
+
+
+def _turn_budget(context: RunContext) -> Finding:
+    budget = context.budget
+    problems = []
+    long = [r for r in context.run.records if context.over_budget(r)]
+    if long:
+        problems.append(f"{len(long)} episode(s) have more than the env's {budget} "
+                        f"turns{context.under} (runs are compared at the default budget): "
+                        f"{_some(_episode_key(r.key) for r in long)}")
+    return found(problems, f"at most {budget} turns" if budget else
+                 "the env states no budget")
+
+
+def _aggregates(context: RunContext) -> Finding:
+    # The summary, recomputed from the records exactly as the runner does.
+    problems = _summary_problems(context.run, aggregate_episodes(context.ok), len(context.ok))
+    credited = [r for r in context.model_failed
+                if not all(same_value(r.metrics.get(key), value)
+                           for key, value in MODEL_FAILURE_METRICS.items())]
+    if credited:
+        problems.append(f"{len(credited)} episode(s) ended in a model error but claim success "
+                        f"or a score above 0: {_some(_episode_key(r.key) for r in credited)}")
+    return found(problems, "summary.json's figures and counts equal the records'")
+
+
+def _sandbox_limits(context: RunContext) -> Finding:
+    refusal, detail = context.isolation
+    # The refusal is the replay check's problem (it is why nothing was replayed).
+    return Finding([], detail, refusal is None)
+
+
+def _episodes_replayed(context: RunContext) -> Finding:
+    replay = context.suite.replay
+    assert replay is not None  # only a suite with a replay has this check
+    facts = RunFacts.from_summary(context.summary)
+    problems = run_problems(replay, facts)  # what the run names that is code, first
+    refusal, _ = context.isolation
+    if refusal is not None:
+        problems.append(refusal)
+    workers = context.threads or int(getattr(replay, "workers", 0) or 0) or 2
+    task_set = context.task_set
+
+    def check(record: EpisodeRecord) -> ReplayResult:
+        return replay.check(task_set.get(record.task_id), record, facts)
+
+    # An episode over the turn budget is not replayed (its length is unbounded, the replay's
+    # cost would be too) and counts as failed; the turn-budget check reported it.
+    within = [r for r in context.ok if r.failure_kind != "model" and refusal is None
+              and not context.over_budget(r)]
+    for record in context.ok:
+        if context.over_budget(record):
+            context.replayed[record.key] = dict(record.metrics, score=0.0, success=False)
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, workers),
+                                thread_name_prefix="colbench-verify") as pool:
+            results = list(pool.map(check, within))
+    finally:
+        # Envs kept for reuse (a JVM, a browser) live for one submission's checks.
+        release = getattr(replay, "release", None)
+        if callable(release):
+            release()
+    episode_problems: list[str] = []
+    for record, result in zip(within, results, strict=True):
+        context.replayed[record.key] = {**record.metrics, **result.metrics}
+        episode_problems += result.problems
+    bad = sum(1 for result in results if result.problems)
+    agree = f"{len(within) - bad}/{len(within)} episodes replayed by the server agree with " \
+            "their records"
+    if not bad:
+        return found(problems, agree)
+    problems.append(f"the server's replay disagrees with {bad} episode(s):")
+    problems += [f"  {p}" for p in episode_problems[:EPISODE_LINES]]
+    if len(episode_problems) > EPISODE_LINES:
+        problems.append(f"  and {len(episode_problems) - EPISODE_LINES} more disagreement(s)")
+    return Finding(problems, agree, False)
+
+
+def _not_replayed(context: RunContext) -> Finding:
+    return Finding([], f"not replayed: this server has no replay for {context.summary.env}, "
+                   "so the episodes' figures are the submitter's (self-reported)", False)
+
+
+#: The checks every run is put through, in order.
+CHECKS: tuple[Check, ...] = (
+    Check("task_set", _task_set),
+    Check("records", _records_present),
+    Check("versions", _versions),
+    Check("split", _whole_split),
+    Check("turn_budget", _turn_budget),
+    Check("aggregates", _aggregates),
+)
+#: The checks that follow for a suite with a replay: they replay its episodes.
+REPLAYED: tuple[Check, ...] = (Check("isolation", _sandbox_limits),
+                               Check("replay", _episodes_replayed))
+#: The check that follows for a suite without one: it says the figures are self-reported.
+SELF_REPORTED_CHECKS: tuple[Check, ...] = (Check("replay", _not_replayed),)
+
+
+def checks_for(replay: Replay | None) -> tuple[Check, ...]:
+    """The checks a run of a suite with ``replay`` (None: none) is put through, in order:
+    :data:`CHECKS`, then the suite's, which its replay decides.
+
+    Parameters
+    ----------
+    replay:
+        The server's replay of the run's suite, or None.
+    """
+    return CHECKS + (SELF_REPORTED_CHECKS if replay is None else REPLAYED)
 
 
 def _some(items: Iterable[Any]) -> str:
@@ -101,8 +387,40 @@ def _episode_key(key: tuple[str, int]) -> str:
 
 def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSettings,
                *, threads: int = 0) -> Verification:
-    """Verify ``run``; see the module docstring. ``threads``: how many episodes are
-    replayed at once (default: what the suite's replay says it can use)."""
+    """Verify ``run``; see the module docstring.
+
+    Parameters
+    ----------
+    run:
+        The parsed submission.
+    catalog:
+        The server's suites.
+    settings:
+        The server's settings.
+    threads:
+        How many episodes are replayed at once (default: what the suite's replay says it
+        can use).
+    """
+    context = _context(run, catalog, settings, threads)
+    if isinstance(context, Verification):
+        return context
+    rejections = _record_contradictions(run, set(context.task_set.ids()))
+    if rejections:
+        return Verification(REJECTED, rejections)
+    problems: list[str] = []
+    checks: list[dict[str, Any]] = []
+    for check in checks_for(context.suite.replay):
+        finding = check.run(context)
+        problems += finding.problems
+        checks.append({"name": check.name, "label": CHECK_LABELS[check.name],
+                       "passed": finding.passed, "detail": finding.detail})
+    return _verdict(context, problems, checks)
+
+
+def _context(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSettings,
+             threads: int) -> RunContext | Verification:
+    """The context the checks read, or the rejection of a run for an env, split or task set
+    this server does not rank."""
     summary = run.summary
     suite = catalog.get(summary.env)
     if suite is None:
@@ -126,134 +444,29 @@ def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSetti
             f"the run's task set ({summary.task_set.name}, {summary.task_set.hash}) is not "
             f"the server's {summary.env} {split} split{under} ({full.hash}, {len(full)} "
             "tasks) nor its first N tasks: it ran on other tasks"])
+    return RunContext(run, suite, settings, task_set, full, threads)
 
-    rejections = _record_contradictions(run, set(task_set.ids()))
-    if rejections:
-        return Verification(REJECTED, rejections)
 
-    problems: list[str] = []
-    checks = [_check("task_set", [], f"the server's {summary.env} {split} split{under}"
-                     + (f" ({len(task_set)} tasks)" if len(task_set) == len(full) else
-                        f", its first {len(task_set)} tasks"))]
-    mark = len(problems)
-    records = {r.key: r for r in run.records}
-    expected = [(t, k) for k in range(summary.trials) for t in task_set.ids()]
-    missing = [key for key in expected if key not in records]
-    if missing:
-        problems.append(f"{len(missing)} of {len(expected)} episodes are missing: "
-                        f"{_some(_episode_key(k) for k in missing)}")
-    errored = [r for r in run.records if r.status == "error"]
-    if errored and len(errored) > settings.max_error_fraction * len(expected):
-        problems.append(f"{len(errored)} episode(s) ended in an error and are not scored: "
-                        f"{_some(_episode_key(r.key) for r in errored)}; a verified run "
-                        + ("has none" if settings.max_error_fraction == 0 else
-                           f"has at most {settings.max_error_fraction:.0%}"))
-    checks.append(_check("records", problems[mark:], f"{len(expected)} of {len(expected)} "
-                         "episodes, one per (task, trial)"))
-    mark = len(problems)
-    problems += _version_problems(summary.colbench_version, run.records, suite.env_version,
-                                  settings.min_colbench_version)
-    checks.append(_check("versions", problems[mark:], f"colbench {summary.colbench_version}"
-                         + (f", env version {suite.env_version}" if suite.env_version else "")))
-    mark = len(problems)
-    full_size = len(full)
-    if len(task_set) < full_size and settings.full_split_only:
-        problems.append(f"the run covers the first {len(task_set)} of the {full_size} tasks "
-                        f"of {summary.env} {split}; this server verifies whole splits only")
-    checks.append(_check("split", problems[mark:], f"all {full_size} tasks"
-                         if len(task_set) == full_size else
-                         f"the first {len(task_set)} of {full_size} tasks (this server "
-                         "accepts that)"))
-    mark = len(problems)
-    budget = suite.turn_budget(protocol)
-    if budget:
-        long = [r for r in run.records if len(r.turns) > budget]
-        if long:
-            problems.append(f"{len(long)} episode(s) have more than the env's "
-                            f"{budget} turns{under} (runs are compared at the default "
-                            f"budget): {_some(_episode_key(r.key) for r in long)}")
-
-    checks.append(_check("turn_budget", problems[mark:], f"at most {budget} turns"
-                         if budget else "the env states no budget"))
-    mark = len(problems)
-
-    # The summary, recomputed from the records exactly as the runner does.
-    ok = [r for r in run.records if r.status == "ok"]
-    from_records = aggregate_episodes(ok)
-    problems += _summary_problems(run, from_records, len(ok))
-
-    final_metrics: dict[tuple[str, int], dict[str, Any]] = {r.key: r.metrics for r in ok}
-    model_failed = [r for r in ok if r.failure_kind == "model"]
-    for record in model_failed:  # nothing the record claims beyond a non-answer counts
-        final_metrics[record.key] = dict(MODEL_FAILURE_METRICS)
-    credited = [r for r in model_failed
-                if not all(same_value(r.metrics.get(key), value)
-                           for key, value in MODEL_FAILURE_METRICS.items())]
-    if credited:
-        problems.append(f"{len(credited)} episode(s) ended in a model error but claim success "
-                        f"or a score above 0: {_some(_episode_key(r.key) for r in credited)}")
-    checks.append(_check("aggregates", problems[mark:], "summary.json's figures and counts "
-                         "equal the records'"))
-    mark = len(problems)
-    rescored = suite.replay is not None
-    if suite.replay is not None:
-        replay = suite.replay
-        facts = RunFacts.from_summary(summary)
-        problems += run_problems(replay, facts)  # what the run names that is code, first
-        refusal = _isolation_refusal(replay, settings, checks)
-        if refusal is not None:
-            problems.append(refusal)
-            rescored = False
-        workers = threads or int(getattr(replay, "workers", 0) or 0) or 2
-
-        def check(record: EpisodeRecord) -> ReplayResult:
-            return replay.check(task_set.get(record.task_id), record, facts)
-
-        # An episode over the turn budget is not replayed (its length is unbounded, the
-        # replay's cost would be too) and counts as failed; it was reported above.
-        within = [r for r in ok if r.failure_kind != "model" and refusal is None
-                  and (not budget or len(r.turns) <= budget)]
-        for record in ok:
-            if budget and len(record.turns) > budget:
-                final_metrics[record.key] = dict(record.metrics, score=0.0, success=False)
-        try:
-            with ThreadPoolExecutor(max_workers=max(1, workers),
-                                    thread_name_prefix="colbench-verify") as pool:
-                results = list(pool.map(check, within))
-        finally:
-            # Envs kept for reuse (a JVM, a browser) live for one submission's checks.
-            release = getattr(replay, "release", None)
-            if callable(release):
-                release()
-        episode_problems: list[str] = []
-        for record, result in zip(within, results, strict=True):
-            merged = dict(record.metrics)
-            merged.update(result.metrics)
-            final_metrics[record.key] = merged
-            episode_problems += result.problems
-        bad = sum(1 for result in results if result.problems)
-        checks.append(_check("replay", problems[mark:] if bad == 0 else [],
-                             f"{len(within) - bad}/{len(within)} episodes replayed by the "
-                             "server agree with their records", passed=not problems[mark:]
-                             and bad == 0))
-        if episode_problems:
-            problems.append(f"the server's replay disagrees with {bad} episode(s):")
-            problems += [f"  {p}" for p in episode_problems[:EPISODE_LINES]]
-            if len(episode_problems) > EPISODE_LINES:
-                problems.append(f"  and {len(episode_problems) - EPISODE_LINES} more "
-                                "disagreement(s)")
-
-    metrics = aggregate_episodes(ok, lambda r: final_metrics[r.key])
-    breakdown = _breakdown(task_set.ids(), run.records, final_metrics, rescored)
+def _verdict(context: RunContext, problems: list[str],
+             checks: list[dict[str, Any]]) -> Verification:
+    """The verdict once every check ran: the server's figures and the status."""
+    run, ok = context.run, context.ok
+    final: dict[tuple[str, int], dict[str, Any]] = {r.key: r.metrics for r in ok}
+    for record in context.model_failed:  # nothing the record claims beyond a non-answer counts
+        final[record.key] = dict(MODEL_FAILURE_METRICS)
+    final.update(context.replayed)
+    replay = context.suite.replay
+    rescored = replay is not None and context.isolation[0] is None
+    metrics = aggregate_episodes(ok, lambda r: final[r.key])
+    breakdown = _breakdown(context.task_set.ids(), run.records, final, rescored)
     breakdown["counts"] = {"episodes": len(run.records), "ok": len(ok),
                            "error": len(run.records) - len(ok),
-                           "model_errors": len(model_failed),
-                           "env_errors": len(run.records) - len(ok), "expected": len(expected)}
-    claimed = {key: value.model_dump(mode="json") for key, value in summary.metrics.items()}
-    if suite.replay is None:
-        checks.append(_check("replay", [], f"not replayed: this server has no replay for "
-                             f"{summary.env}, so the episodes' figures are the submitter's "
-                             "(self-reported)", passed=False))
+                           "model_errors": len(context.model_failed),
+                           "env_errors": len(run.records) - len(ok),
+                           "expected": len(context.expected)}
+    claimed = {key: value.model_dump(mode="json")
+               for key, value in context.summary.metrics.items()}
+    if replay is None:
         status = UNVERIFIED if problems else SELF_REPORTED
     else:
         status = UNVERIFIED if problems else VERIFIED
@@ -261,41 +474,35 @@ def verify_run(run: ParsedRun, catalog: SuiteCatalog, settings: LeaderboardSetti
                         checks=checks)
 
 
-def _isolation_refusal(replay: Any, settings: LeaderboardSettings,
-                       checks: list[dict[str, Any]]) -> str | None:
-    """Why the server will not replay: the replay runs submitted code in a sandbox without
-    per-job limits (its isolation report has no cgroup, so a job of several processes can
-    hold the memory limit in each) and the operator has not accepted that with
-    ``allow_weak_isolation``; None when it may replay. Appends the ``isolation`` check.
-    The sandbox is the replay's ``sandbox`` (or its wrapped ``inner`` replay's)."""
+def _isolation(replay: Replay | None, settings: LeaderboardSettings) -> tuple[str | None, str]:
+    """Why the server will not replay (None when it may), and what the board says of the
+    sandbox. It refuses when the replay runs submitted code in a sandbox without per-job
+    limits (its isolation report has no cgroup, so a job of several processes can hold the
+    memory limit in each) and the operator has not accepted that with
+    ``allow_weak_isolation``. The sandbox is the replay's ``sandbox`` (or its wrapped
+    ``inner`` replay's)."""
     sandbox = None
     for layer in (replay, getattr(replay, "inner", None)):
         sandbox = getattr(layer, "sandbox", None) if layer is not None else None
         if sandbox is not None:
             break
     if sandbox is None:
-        checks.append(_check("isolation", [], "no submitted code is run: the replay re-steps "
-                             "the env"))
-        return None
+        return None, "no submitted code is run: the replay re-steps the env"
     report = sandbox.isolation
     job = report.get("cgroup")
     if job:
-        checks.append(_check("isolation", [], f"submitted code runs under cgroup v"
-                             f"{job.get('version')} per job (memory and processes limited "
-                             "for the whole job)"))
-        return None
+        return None, (f"submitted code runs under cgroup v{job.get('version')} per job "
+                      "(memory and processes limited for the whole job)")
     notes = report.get("notes") or []
     why = next((n for n in notes if "cgroup" in n), "the sandbox reports no per-job cgroup")
     if settings.allow_weak_isolation:
-        checks.append(_check("isolation", [], f"no per-job limits, accepted by the server's "
-                             f"operator (allow_weak_isolation): {why}"))
-        return None
+        return None, (f"no per-job limits, accepted by the server's operator "
+                      f"(allow_weak_isolation): {why}")
     refusal = (f"not replayed: this server's code sandbox has no per-job limits ({why}), so "
                "it does not run submitted code; its operator can fix the machine (cgroups "
                "delegated to the verifier) or accept the risk with the setting "
                "allow_weak_isolation")
-    checks.append(_check("isolation", [refusal], ""))
-    return refusal
+    return refusal, refusal
 
 
 def _record_contradictions(run: ParsedRun, task_ids: set[str]) -> list[str]:
