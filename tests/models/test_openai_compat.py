@@ -202,7 +202,8 @@ def test_retry_after_is_capped(server, make):
     start = time.perf_counter()
     [out] = model.generate([conv("soon")])
     assert out.text == "echo soon"
-    assert time.perf_counter() - start < 2
+    # Uncapped, the wait is an hour; the bound is loose so that a loaded machine passes.
+    assert time.perf_counter() - start < 30
 
 
 def test_timeout_is_retried_then_succeeds(server, make):
@@ -214,7 +215,9 @@ def test_timeout_is_retried_then_succeeds(server, make):
 
 
 def test_timeout_every_time_raises_model_failure(server, make):
-    server.default = lambda req: Reply(delay=0.6)
+    # The server answers only after 30 s: a client that waited for any answer instead of
+    # giving up at its 0.1 s timeout would get one (and no failure) or take 30 s per attempt.
+    server.default = lambda req: Reply(delay=30)
     model = make(f"openai:m@{server.url}?{FAST}&timeout=0.1&max_retries=2")
     start = time.perf_counter()
     with pytest.raises(ModelFailure) as info:
@@ -223,7 +226,8 @@ def test_timeout_every_time_raises_model_failure(server, make):
     assert server.url + "/chat/completions" in message
     assert "timed out" in message and "3 attempt" in message
     assert len(server.requests) == 3
-    assert time.perf_counter() - start < 2
+    # All three attempts gave up before the first answer was due (loose: a loaded machine).
+    assert time.perf_counter() - start < 30
 
 
 def test_malformed_body_is_retried_then_succeeds(server, make):
@@ -422,7 +426,8 @@ def test_retry_budget_bounds_a_call_whatever_timeout_and_retries_say(server, mak
     start = time.perf_counter()
     with pytest.raises(ModelFailure) as info:
         model.generate([conv("slow")])
-    assert time.perf_counter() - start < 1.5  # not 30 s, nor 51 attempts
+    # Not 30 s (the timeout), nor 51 attempts; loose so that a loaded machine passes.
+    assert time.perf_counter() - start < 15
     assert "timed out" in str(info.value) and "1 attempt" in str(info.value)
 
 
@@ -433,7 +438,8 @@ def test_a_wait_that_would_end_after_the_budget_is_not_waited(server, make):
     start = time.perf_counter()
     with pytest.raises(ModelFailure) as info:
         model.generate([conv("hi")])
-    assert time.perf_counter() - start < 1.5
+    # The 20 s backoff was not waited; loose so that a loaded machine passes.
+    assert time.perf_counter() - start < 15
     assert len(server.requests) == 1
     assert "no time was left in the retry budget" in str(info.value)
     assert "HTTP 503" in str(info.value) and "1 attempt" in str(info.value)
