@@ -23,6 +23,7 @@ from colbench.leaderboard._db import (
     Submission,
 )
 from colbench.leaderboard._versions import parse_version
+from colbench.protocols import DEFAULT_PROTOCOL
 from colbench.replay import DEFAULT_RANKING, find_replay, ranking_for, ranking_metrics
 
 log = logging.getLogger(__name__)
@@ -32,8 +33,6 @@ log = logging.getLogger(__name__)
 #: success rate then score unless it declares others.
 SORT_COLUMNS = ("rank", "model", "organization", "success", "score", "verified", "date",
                 "version")
-#: The protocol a board shows unless asked for another (see :class:`BoardSummary`).
-DEFAULT_PROTOCOL = "colbench"
 #: The direction a column sorts in when first clicked.
 DEFAULT_DIRECTION = {"rank": "asc", "model": "asc", "organization": "asc", "success": "desc",
                      "score": "desc", "verified": "desc", "date": "desc", "version": "desc"}
