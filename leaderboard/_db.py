@@ -34,6 +34,7 @@ from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from colbench.errors import ConfigError
+from colbench.protocols import DEFAULT_PROTOCOL
 
 #: Submission states. ``pending`` until the worker has looked at it; ``self-reported``: every
 #: check passed but the suite has no replay on the server (never shown as verified).
@@ -124,8 +125,9 @@ class Submission(Base):
     checks_json: Mapped[str | None] = mapped_column(Text, nullable=True)
     # The env's protocol (summary.json's; colbench's own by default): boards never rank
     # runs of different protocols together.
-    protocol: Mapped[str] = mapped_column(String(50), nullable=False, default="colbench",
-                                          server_default="colbench")
+    protocol: Mapped[str] = mapped_column(String(50), nullable=False,
+                                          default=DEFAULT_PROTOCOL,
+                                          server_default=DEFAULT_PROTOCOL)
     # The worker's claim: who is verifying it and since when (refreshed by a heartbeat).
     claim_owner: Mapped[str | None] = mapped_column(String(100), nullable=True)
     claimed_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)

@@ -51,6 +51,21 @@ def test_the_default_turn_budget_has_one_owner():
     assert "or 10" not in (ROOT / "leaderboard" / "challenge.py").read_text()
 
 
+def test_the_default_protocol_has_one_owner():
+    from colbench.leaderboard import _db, queries
+    from colbench.protocols import DEFAULT_PROTOCOL
+
+    assert assignments_of("DEFAULT_PROTOCOL") == [
+        f"colbench/protocols.py:{_line('colbench/protocols.py', 'DEFAULT_PROTOCOL =')}"]
+    assert queries.DEFAULT_PROTOCOL is DEFAULT_PROTOCOL
+    column = _db.Submission.__table__.c.protocol
+    assert column.default.arg == DEFAULT_PROTOCOL and column.server_default.arg == DEFAULT_PROTOCOL
+    # Nor written out as a default elsewhere (migrations are history and keep theirs).
+    literal = re.compile(r"""(protocol\b[^\n=]*=\s*|default=)["']colbench["']""")
+    assert [where for where, text in sources() if literal.search(text)
+            and "/migrations/" not in where] == []
+
+
 def _line(path: str, prefix: str) -> int:
     lines = (ROOT / path).read_text().splitlines()
     return next(i for i, line in enumerate(lines, 1) if line.startswith(prefix))
