@@ -4,6 +4,8 @@ AgentGym-RL trains and evaluates its deep-search agents against AgentGym's Searc
 (built on Search-R1). This module restates that server's rules, so that a model trained
 there meets the env it was trained on, over a corpus and questions the user supplies:
 
+* **Conversation.** The instructions are the first user turn, acknowledged by an assistant
+  turn, as AgentGym's SearchQA client opens its conversation; the question follows.
 * **Messages.** The agent reasons and then writes ``<search>QUERY</search>`` or
   ``<answer>TEXT</answer>``; the first such tag pair in the message is the action (later
   ones are ignored), anything else is an invalid action that costs the turn.

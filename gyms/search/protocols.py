@@ -151,7 +151,7 @@ AGENTGYM = AgentGymSearchProtocol(
     agentgym.PROTOCOL, summary="AgentGym-RL's SearchQA",
     task_source="a user's QA JSONL (question, golden_answers) over their corpus or "
                 "retrieval server; else colbench's generated world",
-    max_turns=agentgym.MAX_TURNS,
+    max_turns=agentgym.MAX_TURNS, message_structure="instruction-turn",
     scorer="1 on an exact match with a golden answer after SQuAD normalisation (AgentGym's "
            "reward)")
 

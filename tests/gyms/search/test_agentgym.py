@@ -78,6 +78,8 @@ def test_a_user_corpus_and_qa_file_play_by_searchqas_rules(user_env) -> None:
     observation, info = user_env.reset(options={"task_id": "searchqa-test_0"})
     assert observation == "Question: Who founded Harbour Vale?"
     assert info["max_turns"] == 30 and "<search>" in info["system_prompt"]
+    # AgentGym's SearchQA client opens with the instructions as a user turn, then "OK".
+    assert info["message_structure"] == "instruction-turn"
     observation, reward, terminated, _, _ = user_env.step(
         "<think>I need the town.</think>\n<search> Harbour Vale Ilse Marrow </search>")
     assert observation.startswith("<information>Doc 1(Title: \"Harbour Vale\") Harbour Vale is")
