@@ -12,9 +12,10 @@ import importlib
 import sys
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from importlib import metadata
+from types import MappingProxyType
 from typing import Any, Generic, TypeVar
 
 from colbench import suites
@@ -113,6 +114,20 @@ class Registry(Generic[T]):
                     # A built-in part whose optional extra is missing is simply absent.
                     warnings.warn(f"colbench: built-in {self.kind} module {module!r} not "
                                   f"loaded: {exc}", stacklevel=3)
+
+    def declared(self) -> Mapping[str, suites.Declaration]:
+        """What is declared for this kind without being loaded: name -> declaration, from
+        the suites' manifests first, then the group's own entry points. Nothing is imported.
+        """
+        return MappingProxyType(self._eps())
+
+    def sources(self) -> list[tuple[str, str]]:
+        """``(name, source)`` of every component, sorted by name, without importing any
+        entry point (what ``colbench list`` and a command's help show)."""
+        declared = self._eps()
+        return [(name, entry_point_source(declared[name])
+                 if name in declared and not self.is_registered(name)
+                 else self.get_entry(name).source) for name in self.names()]
 
     def _eps(self) -> dict[str, suites.Declaration]:
         if self._entry_points is None:

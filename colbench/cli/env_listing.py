@@ -91,7 +91,7 @@ def fingerprint() -> str:
     declared = sorted(f"{group} {ep.name}={ep.value}" for group in _ENV_GROUPS
                       for ep in metadata.entry_points(group=group))
     declared += sorted(f"declared {name}={getattr(ep, 'value', ep)}"
-                       for name, ep in registry.envs._eps().items())
+                       for name, ep in registry.envs.declared().items())
     modules = {line.split("=", 1)[1].split(":")[0] for line in declared}
     cache = cache_root()
     # Each suite's task-set folder; this file's own is left out (writing it changes nothing).
@@ -117,7 +117,7 @@ def declared_ids() -> set[str]:
     from colbench.envs import env_family
 
     # The registry's own view of what is declared (entry points, suite manifests).
-    ids = set(registry.envs._eps())
+    ids = set(registry.envs.declared())
     return ids | {name for name in registry.envs.names() if env_family(name) is not None}
 
 

@@ -78,20 +78,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _declared_rows(kind: str) -> list[tuple[str, str]]:
-    """``(name, source)`` per component of ``kind`` without loading any entry point (the
-    env listing's facts say when one cannot load)."""
-    reg = registry.ALL[kind]
-    declared = reg._eps()  # the registry's own view: entry points, suite manifests
-    rows = []
-    for name in reg.names():
-        if reg.is_registered(name) or name not in declared:
-            rows.append((name, reg.get_entry(name).source))
-        else:
-            rows.append((name, registry.entry_point_source(declared[name])))
-    return rows
-
-
 def _rows(kind: str) -> tuple[list[tuple[str, str]], list[str]]:
     """``(name, source)`` per component of ``kind`` (a broken plugin's source says why), and
     the warnings raised while loading them."""
@@ -180,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
     rich_envs = args.kind == "envs"
     as_json: dict[str, Any] = {}
     for kind in kinds:
-        rows, caught = (_declared_rows(kind), []) if rich_envs else _rows(kind)
+        rows, caught = (registry.ALL[kind].sources(), []) if rich_envs else _rows(kind)
         if rich_envs:
             # Every id, an uninstalled one too: its block says what to install.
             listed, count = _env_rows(rows, args)

@@ -24,14 +24,7 @@ def trainer_summaries() -> list[tuple[str, str]]:
     importing any (a trainer's module imports torch and TRL)."""
     from colbench import registry
 
-    declared = registry.trainers._eps()
-    rows = []
-    for name in registry.trainers.names():
-        if name in declared and not registry.trainers.is_registered(name):
-            rows.append((name, registry.entry_point_source(declared[name])))
-        else:
-            rows.append((name, registry.trainers.get_entry(name).source))
-    return rows
+    return registry.trainers.sources()
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
