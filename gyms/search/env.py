@@ -70,8 +70,8 @@ class DeepSearchEnv(TextEnv):
     world of its own (no shared names); ``world_seed``: an integer for another world (500
     questions; a challenge split from a secret seed); ``hops``: only the questions of that
     many hops (1 to 4), a curriculum by depth; ``tasks``: a ``TaskSet`` or task JSONL whose
-    tasks name their ``world_seed``; ``top_k``: results per search (the leaderboard's replay
-    plays the default, 5); ``max_turns``: the turn budget (also per episode through
+    tasks name their ``world_seed``; ``top_k``: results per search (default 5; each step's
+    ``info`` records it, and the leaderboard's replay searches with it); ``max_turns``: the turn budget (also per episode through
     ``reset(options={"max_turns": N})``); ``protocol``: ``colbench`` (default) or
     ``agentgym`` (AgentGym-RL's SearchQA: ``<search>``, ``<information>``, ``<answer>``,
     top 3 passages, reward 1 on an exact match, wrong answers may be retried, 30 turns; see

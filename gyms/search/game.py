@@ -153,7 +153,9 @@ class DeepSearchGame:
             valid = False
             observation = INVALID if verb != "search" else EMPTY_QUERY
         self.invalid += not valid
-        return Outcome(observation=observation, info={"action": verb, "valid": valid},
+        # top_k is recorded with each step, so that a replay searches as the run did.
+        return Outcome(observation=observation,
+                       info={"action": verb, "valid": valid, "top_k": self.top_k},
                        metrics=self.metrics(None, turns) if last_turn else None)
 
     def oracle_message(self) -> str:

@@ -10,8 +10,9 @@ ended, and the terminal metrics (the answer's exact match and F1, searches, arti
 opened, evidence recall...). A record edited to success, one with an edited observation, or
 one written without searching disagrees with the env somewhere.
 
-Runs made with another ``top_k`` than the default (5) show other result lists, so they do
-not replay clean. An episode over a user's own corpus (``--protocol agentgym`` with
+A run made with another ``top_k`` than the default (5) is replayed with its own: every
+step's ``info`` records it (records written before that replay with the default); the value
+is only a claim, which the re-stepped result lists then confirm or refute. An episode over a user's own corpus (``--protocol agentgym`` with
 ``corpus=`` or ``retriever=``) names no world seed: the server has no such corpus, so it
 says so and scores the episode 0 rather than trusting the record. Cost: the world and its index are made once per process (about a second
 each); a replay is about a millisecond per search.
@@ -21,10 +22,28 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from colbench.gyms.search.env import DeepSearchEnv
+from colbench.gyms.search.env import DEFAULT_TOP_K, DeepSearchEnv
 from colbench.records import EpisodeRecord
 from colbench.replay import EnvReplay, ReplayResult, RunFacts
 from colbench.tasks import Task, TaskSet
+
+
+def recorded_top_k(record: EpisodeRecord) -> int:
+    """The results per search the episode was played with: what its steps' ``info`` say
+    (the first that says one), else the default. A value the env would refuse reads as the
+    default, so the replay's result lists disagree with the record's.
+
+    Parameters
+    ----------
+    record:
+        The recorded episode.
+    """
+    for turn in record.turns:
+        top_k = turn.info.get("top_k")
+        if top_k is not None:
+            valid = isinstance(top_k, int) and not isinstance(top_k, bool) and 1 <= top_k <= 50
+            return top_k if valid else DEFAULT_TOP_K
+    return DEFAULT_TOP_K
 
 
 class DeepSearchReplay(EnvReplay):
@@ -55,7 +74,8 @@ class DeepSearchReplay(EnvReplay):
         return super().check(task, record, run)
 
     def make_env(self, task: Task, record: EpisodeRecord, run: RunFacts) -> DeepSearchEnv:
-        return DeepSearchEnv(tasks=TaskSet(f"replay-{task.id}", [task]), protocol=run.protocol)
+        return DeepSearchEnv(tasks=TaskSet(f"replay-{task.id}", [task]), protocol=run.protocol,
+                             top_k=recorded_top_k(record))
 
     def failed_metrics(self, task: Task, record: EpisodeRecord) -> dict[str, object]:
         return {"score": 0.0, "success": False, "exact_match": 0.0, "f1": 0.0,

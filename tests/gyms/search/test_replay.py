@@ -7,12 +7,18 @@ import pytest
 
 pytest.importorskip("bm25s", reason="DeepSearch needs the [search] extra")
 
-from replay_helpers import forgeries, play  # noqa: E402
+from replay_helpers import (  # noqa: E402
+    FORGERY_KINDS,
+    assert_forgery_named,
+    assert_registered,
+    assert_replays_clean,
+    play,
+)
 
 from colbench.gyms.search import DeepSearchEnv  # noqa: E402
 from colbench.gyms.search.replay import DeepSearchReplay  # noqa: E402
 from colbench.gyms.search.tasks import load_corpus, load_search_tasks  # noqa: E402
-from colbench.replay import Replay, RunFacts, find_replay  # noqa: E402
+from colbench.replay import RunFacts  # noqa: E402
 
 ENV = "colbench/DeepSearch-v0"
 RUN = RunFacts(env=ENV, split="test")
@@ -46,16 +52,11 @@ def records(task):
 
 
 def test_the_registry_names_the_deep_search_replay() -> None:
-    assert find_replay(ENV) is DeepSearchReplay
-    assert isinstance(DeepSearchReplay(sandbox=object()), Replay)
+    assert_registered(ENV, DeepSearchReplay)
 
 
 def test_honest_records_replay_clean_with_the_envs_metrics(task, records) -> None:
-    replay = DeepSearchReplay()
-    for record in records:
-        result = replay.check(task, record, RUN)
-        assert result.problems == []
-        assert result.metrics == record.metrics
+    assert_replays_clean(DeepSearchReplay(), task, records, RUN)
 
 
 def test_a_fresh_process_state_rebuilds_the_same_corpus_and_results(task, records) -> None:
@@ -67,14 +68,10 @@ def test_a_fresh_process_state_rebuilds_the_same_corpus_and_results(task, record
     assert result.problems == []
 
 
-@pytest.mark.parametrize("kind", ["edited success", "no turns", "written without running",
-                                  "edited observation", "other actions"])
+@pytest.mark.parametrize("kind", FORGERY_KINDS)
 def test_every_forgery_is_named(task, records, kind: str) -> None:
-    forged = forgeries(*records, other_action="Action: search[founded]")[kind]
-    result = DeepSearchReplay().check(task, forged, RUN)
-    assert result.problems, kind
-    if kind in ("edited success", "no turns", "other actions"):
-        assert result.metrics["success"] is False and result.metrics["score"] < 1.0
+    assert_forgery_named(DeepSearchReplay(), task, *records, RUN, kind,
+                         other_action="Action: search[founded]")
 
 
 def test_a_forged_answer_is_rescored(task, records) -> None:
@@ -86,3 +83,27 @@ def test_a_forged_answer_is_rescored(task, records) -> None:
     # the answer is right now, but the recorded reward and metrics are not what the env gives
     assert result.problems and result.metrics["success"] is True
     assert result.metrics["evidence_recall"] == 0.0
+
+
+
+def test_a_run_with_its_own_top_k_replays_with_it_and_a_changed_claim_is_caught(
+        tmp_path) -> None:
+    from colbench.models.base import SamplingParams
+    from colbench.rundir import read_episodes
+    from colbench.runner import EvalConfig, evaluate
+
+    # A real run records each step's info, top_k with it.
+    evaluate(EvalConfig(env=ENV, model="scripted:oracle", out=tmp_path, num_tasks=2,
+                        progress=False, env_kwargs={"top_k": 3}, sampling=SamplingParams()))
+    records = read_episodes(tmp_path / "episodes.jsonl")
+    tasks = {t.id: t for t in load_search_tasks("test")}
+    for record in records:
+        assert record.metrics["success"] is True
+        assert record.turns[0].next_observation.count("\n") == 3  # three results shown
+        assert DeepSearchReplay().check(tasks[record.task_id], record, RUN).problems == []
+    # The same episode claiming the default: the replay's lists have five results.
+    record = records[0]
+    claimed = record.model_copy(update={"turns": [
+        t.model_copy(update={"info": {**t.info, "top_k": 5}}) for t in record.turns]})
+    problems = DeepSearchReplay().check(tasks[record.task_id], claimed, RUN).problems
+    assert any("turn 1" in p and "search engine" in p for p in problems)
