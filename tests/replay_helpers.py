@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from colbench.records import EpisodeRecord
+from colbench.replay import Replay, RunFacts, find_replay
 
 
 def play(env: Any, actions: Sequence[str], *, env_id: str, options: dict[str, Any],
@@ -70,3 +71,38 @@ def made_envs(replay: Any) -> list[Any]:
 
     replay.make_env = making
     return made
+
+
+#: Every kind of forgery :func:`forgeries` makes.
+FORGERY_KINDS = ("edited success", "no turns", "written without running", "edited observation",
+                 "other actions")
+
+#: The forgeries whose replay must score as the env does: not a success.
+RESCORED_AS_FAILED = ("edited success", "no turns", "other actions")
+
+
+def assert_registered(env_id: str, replay_class: type) -> None:
+    """``find_replay`` names ``replay_class`` for ``env_id``, and it is a :class:`Replay`."""
+    assert find_replay(env_id) is replay_class
+    assert isinstance(replay_class(sandbox=object()), Replay)
+
+
+def assert_replays_clean(replay: Any, task: Any, records: Sequence[EpisodeRecord],
+                         run: RunFacts) -> None:
+    """Each honest record replays with no problem and the metrics it recorded."""
+    for record in records:
+        result = replay.check(task, record, run)
+        assert result.problems == []
+        assert result.metrics == record.metrics
+
+
+def assert_forgery_named(replay: Any, task: Any, honest: EpisodeRecord, failing: EpisodeRecord,
+                         run: RunFacts, kind: str, other_action: str) -> Any:
+    """The forgery ``kind`` of :func:`forgeries` has problems named by ``replay``, and those
+    in :data:`RESCORED_AS_FAILED` replay as no success; returns the replay's result."""
+    forged = forgeries(honest, failing, other_action=other_action)[kind]
+    result = replay.check(task, forged, run)
+    assert result.problems, kind
+    if kind in RESCORED_AS_FAILED:
+        assert result.metrics["success"] is False and result.metrics["score"] < 1.0
+    return result

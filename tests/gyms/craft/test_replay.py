@@ -4,12 +4,19 @@ metrics, and every kind of forgery is named."""
 from __future__ import annotations
 
 import pytest
-from replay_helpers import forgeries, play
+from replay_helpers import (
+    FORGERY_KINDS,
+    RESCORED_AS_FAILED,
+    assert_forgery_named,
+    assert_registered,
+    assert_replays_clean,
+    play,
+)
 
 from colbench.gyms.craft.env import TextCraftEnv
 from colbench.gyms.craft.replay import TextCraftReplay
 from colbench.gyms.craft.tasks import load_textcraft_tasks
-from colbench.replay import Replay, RunFacts, find_replay
+from colbench.replay import RunFacts
 
 ENV = "colbench/TextCraft-v0"
 RUN = RunFacts(env=ENV, split="test")
@@ -35,26 +42,19 @@ def records(task):
 
 
 def test_the_registry_names_the_textcraft_replay() -> None:
-    assert find_replay(ENV) is TextCraftReplay
-    assert isinstance(TextCraftReplay(sandbox=object()), Replay)
+    assert_registered(ENV, TextCraftReplay)
 
 
 def test_honest_records_replay_clean_with_the_games_metrics(task, records) -> None:
-    replay = TextCraftReplay()
-    for record in records:
-        result = replay.check(task, record, RUN)
-        assert result.problems == []
-        assert result.metrics == record.metrics
+    assert_replays_clean(TextCraftReplay(), task, records, RUN)
 
 
-@pytest.mark.parametrize("kind", ["edited success", "no turns", "written without running",
-                                  "edited observation", "other actions"])
+@pytest.mark.parametrize("kind", FORGERY_KINDS)
 def test_every_forgery_is_named(task, records, kind: str) -> None:
-    forged = forgeries(*records, other_action="Action: inventory")[kind]
-    result = TextCraftReplay().check(task, forged, RUN)
-    assert result.problems, kind
-    if kind in ("edited success", "no turns", "other actions"):  # the game says: not crafted
-        assert result.metrics["success"] is False and result.metrics["score"] == 0.0
+    result = assert_forgery_named(TextCraftReplay(), task, *records, RUN, kind,
+                                  other_action="Action: inventory")
+    if kind in RESCORED_AS_FAILED:  # the game says: not crafted
+        assert result.metrics["score"] == 0.0
 
 
 def test_a_model_failure_replays_its_turns_and_scores_zero(task, records) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from replay_helpers import forgeries, made_envs, play
+from replay_helpers import FORGERY_KINDS, forgeries, made_envs, play
 
 from colbench.gyms.embodied.babyai_levels import BABYAI_ENVS
 from colbench.records import EpisodeRecord
@@ -21,8 +21,6 @@ from colbench.gyms.embodied.babyai import BabyAIEnv, load_babyai_tasks  # noqa: 
 from colbench.gyms.embodied.replay import BabyAIReplay, SciWorldReplay  # noqa: E402
 
 BABYAI = "colbench/BabyAI-GoToRedBall-v0"
-KINDS = ["edited success", "no turns", "written without running", "edited observation",
-         "other actions"]
 
 
 def _oracle_records(env_id: str, out: Path, num_tasks: int) -> list[EpisodeRecord]:
@@ -66,7 +64,7 @@ def test_honest_babyai_records_replay_clean(babyai) -> None:
     replay.release()
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", FORGERY_KINDS)
 def test_every_babyai_forgery_is_named(babyai, kind: str) -> None:
     tasks, honest, failing = babyai
     forged = forgeries(honest[0], failing, other_action="Action: turn right")[kind]
