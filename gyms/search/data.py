@@ -7,6 +7,8 @@
   over.
 - ``colbench data build search``: generates the built-in splits' questions now (they are
   generated on first use anyway, in about a second each).
+- ``colbench leaderboard challenge mint NAME --env colbench/DeepSearch-v0``: the server's
+  secret seed makes a challenge world of its own (:meth:`SearchTaskSets.mint`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 
 from colbench import taskcache
 from colbench.gyms.search.agentgym import load_qa_file
-from colbench.gyms.search.tasks import load_search_tasks
+from colbench.gyms.search.tasks import load_search_tasks, mint_search_tasks
 from colbench.tasks import TaskSet
 
 #: The suite name of ``colbench data`` and of the private cache folder.
@@ -42,6 +44,21 @@ class SearchTaskSets:
 
     def build(self, split: str) -> TaskSet:
         return load_search_tasks(split)
+
+    def mint(self, seed: int, count: int, *, split: str) -> TaskSet:
+        """``count`` questions over the challenge world of ``seed``, for the challenge split
+        ``split`` (see :func:`colbench.gyms.search.tasks.mint_search_tasks`).
+
+        Parameters
+        ----------
+        seed:
+            The leaderboard's secret seed for the challenge.
+        count:
+            How many questions.
+        split:
+            The challenge split's name.
+        """
+        return mint_search_tasks(seed, count, split)
 
 
 TASK_SETS = SearchTaskSets()

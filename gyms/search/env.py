@@ -13,6 +13,7 @@ from colbench.gyms.search.data import saved_task_file
 from colbench.gyms.search.game import format_hits, parse_action
 from colbench.gyms.search.protocols import MAX_TURNS, PROTOCOLS, SearchProtocol
 from colbench.gyms.search.tasks import SPLIT_SEEDS, Corpus, load_corpus, load_search_tasks
+from colbench.gyms.search.world import CHALLENGE_NAMES
 from colbench.tasks import Task, TaskSet
 from colbench.tools import ActionTool
 
@@ -68,7 +69,8 @@ class DeepSearchEnv(TextEnv):
 
     ``split``: ``train`` (2,000 questions), ``dev`` (500) or ``test`` (500), each over a
     world of its own (no shared names); ``world_seed``: an integer for another world (500
-    questions; a challenge split from a secret seed); ``hops``: only the questions of that
+    questions; a leaderboard's challenge world is minted from its secret seed with names no
+    public world has, see ``colbench.gyms.search.tasks.mint_search_tasks``); ``hops``: only the questions of that
     many hops (1 to 4), a curriculum by depth; ``tasks``: a ``TaskSet`` or task JSONL whose
     tasks name their ``world_seed``; ``top_k``: results per search (default 5; each step's
     ``info`` records it, and the leaderboard's replay searches with it); ``max_turns``: the turn budget (also per episode through
@@ -153,6 +155,11 @@ class DeepSearchEnv(TextEnv):
                     raise ConfigError(f"DeepSearch task {task.id!r} names no world_seed in "
                                       "its privileged data (a task of your own corpus plays "
                                       "under --protocol agentgym with corpus= or retriever=)")
+                names = task.privileged.get("world_names", 0)
+                if isinstance(names, bool) or names not in range(CHALLENGE_NAMES + 1):
+                    raise ConfigError(f"DeepSearch task {task.id!r}: world_names must be 0 to "
+                                      f"{CHALLENGE_NAMES}, got "
+                                      f"{task.privileged['world_names']!r}")
         return task_set
 
     @property
@@ -179,7 +186,8 @@ class DeepSearchEnv(TextEnv):
 
     def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:
         if self.user_retriever is None:
-            self.corpus = load_corpus(int(task.privileged["world_seed"]))
+            self.corpus = load_corpus(int(task.privileged["world_seed"]),
+                                      task.privileged.get("world_names"))
         self.game = self.rules.new_game(task, self.corpus, self.user_retriever, self.top_k)
         return f"Question: {task.prompt}", {}
 

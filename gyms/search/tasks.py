@@ -4,9 +4,10 @@ Each built-in split is a world of its own, generated from its seed (see
 :mod:`colbench.gyms.search.world`): ``train`` (2,000 questions), ``dev`` (500) and ``test``
 (500). The seeds differ modulo 3, so the three worlds share no name of a person, place,
 organisation or work; a question of one split cannot be answered from another's corpus.
-Any other integer seed (``world_seed=``) makes a further world of 500 questions, for a
-challenge split minted from a secret seed: the set's name carries a hash of the seed, not
-the seed.
+Any other integer seed (``world_seed=``) makes a further world of 500 questions: the set's
+name carries a hash of the seed, not the seed. A leaderboard mints a challenge split from
+its secret seed (:func:`mint_search_tasks`): a world whose names come from an inventory no
+public world uses, so it shares no name with any of them.
 
 Generating a world, its corpus and its questions takes about a second, so nothing is
 shipped: tasks are generated when first asked for and kept for the process. The BM25 index
@@ -14,7 +15,8 @@ is built once per world and cached on disk (:func:`colbench.gyms.search.index.ca
 
 A task's prompt is its question; its privileged data hold the gold ``answer``, the
 ``evidence`` article ids in reading order, their ``evidence_titles`` and the
-``world_seed`` its corpus is generated from; its metadata hold ``hops`` (1 to 4) and
+``world_seed`` its corpus is generated from (and, for a challenge world, its
+``world_names`` inventory); its metadata hold ``hops`` (1 to 4) and
 ``kind`` (``bridge`` or ``comparison``), by which reports break results down.
 """
 
@@ -31,7 +33,7 @@ from colbench.errors import ConfigError
 from colbench.gyms.search.corpus import Document, build_corpus
 from colbench.gyms.search.index import Hit, SearchIndex, cached_index
 from colbench.gyms.search.questions import generate_questions
-from colbench.gyms.search.world import World, generate_world
+from colbench.gyms.search.world import CHALLENGE_NAMES, World, generate_world
 from colbench.tasks import Task, TaskSet
 
 SUITE = "deepsearch"
@@ -61,9 +63,10 @@ class Corpus:
 
 
 @functools.lru_cache(maxsize=8)
-def world_of(seed: int) -> World:
-    """The world of ``seed``, generated once per process."""
-    return generate_world(seed)
+def world_of(seed: int, names_from: int | None = None) -> World:
+    """The world of ``seed`` (``names_from``: its name inventory, None for the seed's own),
+    generated once per process."""
+    return generate_world(seed, names_from=names_from)
 
 
 def _code_fingerprint() -> str:
@@ -73,13 +76,15 @@ def _code_fingerprint() -> str:
 
 
 @functools.lru_cache(maxsize=8)
-def load_corpus(world_seed: int) -> Corpus:
+def load_corpus(world_seed: int, names_from: int | None = None) -> Corpus:
     """The world of ``world_seed``, its articles and its BM25 index (the index from the
-    disk cache when it is there), made once per process."""
-    world = world_of(world_seed)
+    disk cache when it is there), made once per process. ``names_from`` is the world's name
+    inventory (a task's ``world_names``; None: the seed's own)."""
+    world = world_of(world_seed, names_from)
     documents = build_corpus(world)
     folder = taskcache.cache_dir("search")
-    prefix = f"index-s{world_seed}-g"
+    names = "" if names_from is None else f"n{names_from}-"
+    prefix = f"index-s{world_seed}-{names}g"
     path = folder / f"{prefix}{_code_fingerprint()}"
     for stale in folder.glob(prefix + "*"):
         if stale.name != path.name:
@@ -91,13 +96,47 @@ def _seed_label(seed: int) -> str:
     return hashlib.sha256(f"deep-search-seed:{seed}".encode()).hexdigest()[:10]
 
 
-def _tasks(world: World, split: str, count: int, prefix: str) -> list[Task]:
+def _tasks(world: World, split: str, count: int, prefix: str,
+           names_from: int | None = None) -> list[Task]:
+    # A world of another inventory than its seed's says which (public tasks do not, so
+    # their hashes stay as they were).
+    names = {} if names_from is None else {"world_names": names_from}
     return [Task(id=f"{prefix}-{index:04d}", suite=SUITE, split=split, prompt=q.text,
                  privileged={"answer": q.answer, "evidence": list(q.evidence),
                              "evidence_titles": list(q.evidence_titles),
-                             "world_seed": world.seed},
+                             "world_seed": world.seed, **names},
                  metadata={"hops": q.hops, "kind": q.kind})
             for index, q in enumerate(generate_questions(world, count))]
+
+
+#: Most questions a challenge world is asked (as many as the train world has).
+MAX_CHALLENGE_SIZE = 2000
+
+
+def mint_search_tasks(seed: int, count: int, split: str) -> TaskSet:
+    """``count`` questions over the challenge world of ``seed`` (a leaderboard's secret
+    one), for the challenge split ``split``: its names come from the challenge inventory
+    (:data:`colbench.gyms.search.world.CHALLENGE_NAMES`), which no public world uses, and
+    its tasks name the world by ``world_seed`` and ``world_names``, from which a server
+    regenerates the corpus and index. Ids are ``deepsearch-<split>-NNNN``.
+
+    Parameters
+    ----------
+    seed:
+        The secret seed.
+    count:
+        How many questions (1 to :data:`MAX_CHALLENGE_SIZE`).
+    split:
+        The challenge split's name (``challenge-NAME``).
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ConfigError(f"mint: seed must be an int, got {seed!r}")
+    if isinstance(count, bool) or not isinstance(count, int) \
+            or not 1 <= count <= MAX_CHALLENGE_SIZE:
+        raise ConfigError(f"mint: count must be 1 to {MAX_CHALLENGE_SIZE}, got {count!r}")
+    world = world_of(seed, CHALLENGE_NAMES)
+    return TaskSet(f"{SUITE}-{split}",
+                   _tasks(world, split, count, f"{SUITE}-{split}", CHALLENGE_NAMES))
 
 
 @functools.lru_cache(maxsize=16)

@@ -5,7 +5,9 @@ Everything comes from one integer seed through :class:`random.Random`, so the sa
 gives the same world on every machine. Names are built from syllables; the first syllable
 of every made-up name comes from one of three disjoint inventories, chosen by ``seed % 3``,
 so that worlds whose seeds differ modulo 3 (the built-in train, dev and test worlds) share
-no person, place, organisation or work name at all.
+no person, place, organisation or work name at all. A fourth inventory,
+:data:`CHALLENGE_NAMES`, is never chosen by a seed: challenge worlds (minted from a
+leaderboard's secret seed) use it, so they share no name with any public world either.
 
 Names come in families on purpose: people share surnames, organisations share a stem
 ("Orvane Press", "Orvane Society"), cities share a root ("Kalford", "Kalwick"). A search for
@@ -58,7 +60,12 @@ _ONSETS = (
      "Orm", "Pel", "Quen"),
     ("Bal", "Cor", "Dra", "Elm", "Fal", "Grin", "Har", "Isk", "Kor", "Lev", "Mor", "Nim",
      "Olv", "Ras", "Sel"),
+    # Challenge worlds' own: initials no other inventory starts with.
+    ("Ul", "Ur", "Uv", "Wa", "Wel", "Wyn", "Xa", "Xer", "Ya", "Yel", "Yor", "Za", "Zel",
+     "Zor", "Wix"),
 )
+#: The inventory of challenge worlds (see the module docstring).
+CHALLENGE_NAMES = 3
 _MIDDLES = ("a", "e", "i", "o", "u", "ai", "ei", "ou", "ar", "en", "il", "or", "an", "")
 _CODAS = ("n", "r", "s", "th", "l", "m", "v", "nd", "rk", "st", "ck", "lt", "rn", "x", "d")
 _CITY_SUFFIXES = ("ford", "wick", "holm", "mouth", "stead", "by", "haven", "bridge", "gate",
@@ -154,12 +161,25 @@ class _Names:
         return names
 
 
-def generate_world(seed: int, size: dict[str, int] | None = None) -> World:
-    """The world of ``seed`` (see the module docstring); ``size`` overrides
-    :data:`WORLD_SIZE` per kind (tests build small worlds)."""
+def generate_world(seed: int, size: dict[str, int] | None = None,
+                   names_from: int | None = None) -> World:
+    """The world of ``seed`` (see the module docstring).
+
+    Parameters
+    ----------
+    seed:
+        The world's seed.
+    size:
+        Entities per kind, overriding :data:`WORLD_SIZE` (tests build small worlds).
+    names_from:
+        The name inventory (0 to 3); None: ``seed % 3``, as for every public world.
+        :data:`CHALLENGE_NAMES` makes a challenge world.
+    """
+    if names_from is not None and names_from not in range(len(_ONSETS)):
+        raise ValueError(f"names_from must be 0 to {len(_ONSETS) - 1}, got {names_from!r}")
     sizes = {**WORLD_SIZE, **(size or {})}
     rng = random.Random(f"deep-search-world:{seed}")
-    names = _Names(rng, seed % 3)
+    names = _Names(rng, seed % 3 if names_from is None else names_from)
     entities: dict[str, Entity] = {}
     by_kind: dict[str, list[str]] = {kind: [] for kind in RELATIONS}
 
