@@ -67,8 +67,9 @@ class EpisodeRecord(BaseModel):
     error: str | None = None
     attempts: int = 1
     system_prompt: str | None = None
-    #: The turn budget the episode was reset with (``reset(options={"max_turns": N})``, from
-    #: :attr:`EvalConfig.max_turns`, as a horizon curriculum sets it); None: the env's own.
+    #: The turn budget the run gave the episode (``--max-turns``, :attr:`EvalConfig.max_turns`,
+    #: as a horizon curriculum sets it, or an env option ``max_turns``: one setting, sent
+    #: with each reset); None: the env's own.
     max_turns: int | None = None
     #: The task's metadata values that are plain text or numbers (its family, level, task
     #: type, seed...), so that reports can break results down by them without the task set;

@@ -149,11 +149,12 @@ class EvalConfig:
     #: A system prompt of the user's own (``--system-prompt FILE``) sent in place of the
     #: env's, e.g. the exact prompt a model was trained with; None: the env's own.
     system_prompt: str | None = None
-    #: A turn budget for every episode, sent with each reset as
-    #: ``options={"max_turns": N}`` and written in each record; None: the env's own budget.
-    #: The CLI's ``--max-turns`` sets the env's constructor budget instead, which plays the
-    #: same for a whole run; this one lets a caller that runs many short runs (a horizon
-    #: curriculum) change the budget per run without changing the env's arguments.
+    #: The turn budget of every episode (``--max-turns``); None: the env's own budget. How it
+    #: reaches the env is the runner's business (each reset's ``options={"max_turns": N}``,
+    #: so a caller that runs many short runs, a horizon curriculum, changes it per run
+    #: without changing the env's arguments); it is written in each record and counted in
+    #: the run's identity. A ``max_turns`` among ``env_kwargs`` is the same budget, moved
+    #: here (see :meth:`__post_init__`), so both ways of asking record alike.
     max_turns: int | None = None
     #: The env server that serves the run's envs (``--env-url``, ``colbench serve-envs``);
     #: None: envs made in this process. Not part of the run's identity: a run scores the
@@ -171,6 +172,7 @@ class EvalConfig:
                 self.require_isolation not in ISOLATION_LEVELS:
             raise ConfigError(f"--require-isolation must be one of "
                               f"{', '.join(ISOLATION_LEVELS)}, got {self.require_isolation!r}")
+        self._take_budget_from_env_kwargs()
         if self.max_turns is not None:
             try:
                 episode_turn_budget(self.max_turns)
@@ -197,6 +199,25 @@ class EvalConfig:
         for name in ("max_answer_chars", "max_record_chars"):
             if getattr(self, name) is not None:
                 check_char_cap(getattr(self, name), f"--{name.replace('_', '-')}")
+
+    def _take_budget_from_env_kwargs(self) -> None:
+        """One turn budget: ``env_kwargs["max_turns"]`` (the CLI's ``--max-turns``, an
+        ``--env-arg``, a caller's env options) becomes :attr:`max_turns`, so that the env is
+        made with its own arguments and every episode is reset with the budget. A
+        :attr:`max_turns` given as well wins (a horizon curriculum's budget for this run, as
+        the reset's budget always did over the env's)."""
+        if "max_turns" not in self.env_kwargs:
+            return
+        kwargs = dict(self.env_kwargs)
+        budget = kwargs.pop("max_turns")
+        if budget is None or self.max_turns is not None:
+            self.env_kwargs = kwargs
+            return
+        try:
+            episode_turn_budget(budget)
+        except ConfigError as exc:
+            raise ConfigError(f"--max-turns: {exc}") from exc
+        self.env_kwargs, self.max_turns = kwargs, budget
 
     def env_options(self) -> dict[str, Any]:
         options = dict(self.env_kwargs)
@@ -373,8 +394,26 @@ class Runner:
                 **({"max_turns": self.config.max_turns}
                    if self.config.max_turns is not None else {})}
 
+    def _stored_identity_form(self, identity: dict[str, Any]) -> dict[str, Any]:
+        """``identity`` as this folder's run stores it where they differ in form only: a run
+        started before the turn budget became one setting kept ``--max-turns`` among its
+        env's options (``env_kwargs.max_turns``), so that form is kept for it and the same
+        command resumes it."""
+        budget = identity.get("max_turns")
+        if budget is None or not self.run_dir.holds_run():
+            return identity
+        stored = self.run_dir.stored_identity()
+        stored_kwargs = stored.get("env_kwargs")
+        if "max_turns" in stored or not isinstance(stored_kwargs, dict) or \
+                stored_kwargs.get("max_turns") != budget:
+            return identity
+        legacy = {key: value for key, value in identity.items() if key != "max_turns"}
+        legacy["env_kwargs"] = {**identity["env_kwargs"], "max_turns": budget}
+        return legacy
+
     def _prepare_out(self) -> set[tuple[str, int]]:
-        records = self.run_dir.prepare(self.run_identity(), resume=self.config.resume,
+        identity = self._stored_identity_form(self.run_identity())
+        records = self.run_dir.prepare(identity, resume=self.config.resume,
                                        extra={"sampling": asdict(self.config.sampling),
                                               # How far along a run is (the viewer's n/N).
                                               "planned_episodes":

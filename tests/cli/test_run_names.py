@@ -59,7 +59,7 @@ def test_a_refused_rerun_names_the_setting_in_words(tmp_path, guess_env_id, caps
     assert _evaluate(guess_env_id, "--out", str(out), "--env-arg", "max_turns=3",
                      "--temperature", "0.2") == 2
     err = capsys.readouterr().err
-    assert "max turns 3 now, not set there" in err and "temperature 0.2 now, 0.0 there" in err
+    assert "turn budget 3 now, not set there" in err and "temperature 0.2 now, 0.0 there" in err
     assert "--overwrite" in err and "new --out" in err
     assert "{" not in err and "sha256" not in err
 
