@@ -5,29 +5,31 @@ offers a built-in kind (deterministic, no model) and a model-backed kind (any Ch
 prompt of ours); a user may plug in their own.
 
 Choosing one (``--simulator SPEC`` on the command line, ``simulator=`` on an env) goes through
-``colbench.registry.simulators``, whose names a suite declares as entry points in the group
-``colbench.simulators``, prefixed with the suite's name (``backend/builtin``,
-``backend/model``). :func:`make_simulator` reads a spec, for the suite that asks:
+``colbench.registry.simulators``, whose names a suite declares in its manifest, prefixed with
+the suite's name (``backend/builtin``, ``backend/model``). A spec is one of two things
+(:func:`parse_simulator_spec`; :func:`make_simulator` builds it for the suite that asks):
 
-- ``None``, ``""`` or ``"builtin"``: the suite's ``<suite>/builtin``;
-- ``"model:SPEC"``, or any model spec whose kind is a registered model kind (``openai:gpt-4o``,
-  ``python:mod:fn``): the suite's ``<suite>/model``, given that model spec;
-- a registered name, with or without the suite's prefix (``backend/builtin``, ``mine``);
-- ``NAME:ARGUMENT`` for a registered ``NAME`` that is not a model kind: that simulator, given
-  the argument (``challenge:URL``, the leaderboard's remote simulated human);
-- ``module:Class``: that class (or factory), imported;
-- an object with a ``reply`` method: used as it is.
+- **a registered name**, with or without the suite's prefix, and with an argument where the
+  simulator takes one: ``NAME`` or ``NAME:ARGUMENT`` (``builtin``, ``backend/builtin``,
+  ``challenge:URL``). ``model:SPEC`` is this form too: the suite's ``model`` kind, given a model
+  spec. No spec (``None`` or ``""``) names the suite's default, which its manifest declares
+  (``default_simulator``; ``<suite>/builtin`` for a suite without a manifest of that name);
+- **a model spec** (``openai:gpt-4o``, ``hf:./ckpt``): short for ``model:SPEC``. A spec whose
+  first word is a registered model kind is always read this way.
 
-A registered simulator is a class or factory called with no arguments; a suite's ``model``
-entry is called with the model spec.
+On the command line only, a ``module:Class`` path names a class (or factory) to import; a spec
+read from a file never imports (:mod:`colbench.data_specs`). An object with a ``reply`` method
+is used as it is. A registered simulator is a class or factory called with no arguments, or
+with its argument; a suite's ``model`` entry is called with the model spec.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from colbench import registry
+from colbench import registry, suites
 from colbench.errors import ConfigError
 from colbench.models.base import BaseChatModel, SamplingParams
 from colbench.tasks import Task
@@ -103,6 +105,100 @@ class ModelBackedSimulator:
                 close()
 
 
+@dataclass(frozen=True)
+class SimulatorSpec:
+    """A simulator spec, read (see the module docstring).
+
+    Parameters
+    ----------
+    text:
+        The spec as given.
+    name:
+        The registered simulator it names; None for a ``module:Class`` path.
+    argument:
+        What that simulator is given (a ``model`` kind's model spec, ``challenge``'s URL);
+        None when it takes none.
+    """
+
+    text: str
+    name: str | None
+    argument: str | None = None
+
+
+def default_simulator(suite: str) -> str:
+    """The registered name of ``suite``'s default simulated human: its manifest's
+    ``default_simulator``, else ``<suite>/builtin``.
+
+    Parameters
+    ----------
+    suite:
+        The suite's name (the prefix of its simulators' names).
+    """
+    found = suites.manifests().get(suite)
+    if found is not None and found.default_simulator is not None:
+        return found.default_simulator
+    return f"{suite}/{BUILTIN}"
+
+
+def _registered(name: str, suite: str, text: str) -> str | None:
+    """The registered simulator ``name`` means for ``suite`` (prefixed first), or None."""
+    owner, slash, _ = name.partition("/")
+    if slash and owner != suite and name in registry.simulators:
+        raise ConfigError(f"simulator {text!r} belongs to the {owner} suite, not to {suite}")
+    return next((known for known in (f"{suite}/{name}", name)
+                 if known in registry.simulators), None)
+
+
+def _model_kind(suite: str, model_spec: str, text: str) -> SimulatorSpec:
+    if not model_spec:
+        raise ConfigError(f"simulator spec {text!r} names no model; use e.g. "
+                          "'model:openai:gpt-4o'")
+    name = f"{suite}/{MODEL}"
+    if name not in registry.simulators:
+        raise ConfigError(f"simulator {text!r}: the {suite} suite has no model-backed "
+                          f"simulator (no {name!r} among its simulators)")
+    return SimulatorSpec(text, name, model_spec)
+
+
+def parse_simulator_spec(spec: str | None, *, suite: str) -> SimulatorSpec:
+    """What ``spec`` names for ``suite``: a registered simulator and its argument, or a
+    ``module:Class`` path (``name`` None). Nothing is imported or built.
+
+    Parameters
+    ----------
+    spec:
+        The spec (see the module docstring); None or blank: the suite's default.
+    suite:
+        The suite that asks.
+
+    Raises :class:`ConfigError` naming the spec when it names nothing of ``suite``'s.
+    """
+    text = (spec or "").strip()
+    if not text:
+        return SimulatorSpec(text, default_simulator(suite))
+    if text == MODEL or text.startswith(_MODEL_PREFIX):
+        return _model_kind(suite, text[len(_MODEL_PREFIX):].strip(), text)
+    name = _registered(text, suite, text)
+    if name is not None:
+        return SimulatorSpec(text, name)
+    kind, sep, argument = text.partition(":")
+    if not sep:
+        known = [n for n in registry.simulators.names() if n.startswith(f"{suite}/")]
+        listing = ", ".join([BUILTIN, "model:SPEC", *known])
+        raise ConfigError(f"unknown simulator {text!r} for the {suite} suite (known: "
+                          f"{listing}, a model spec or module:Class)")
+    if kind in registry.models:
+        return _model_kind(suite, text, text)
+    name = _registered(kind, suite, text)
+    if name is not None:
+        return SimulatorSpec(text, name, argument)
+    if any(known.endswith(f"/{kind}") for known in registry.simulators.names()):
+        # Another suite's simulator with an argument: never a module to import, since a spec
+        # read from a file may name it (colbench.data_specs).
+        raise ConfigError(f"simulator {text!r}: {kind!r} is no simulator of the {suite} suite")
+    return SimulatorSpec(text, None)
+
+
 def _checked(simulator: Any, spec: str) -> Any:
     if not callable(getattr(simulator, "reply", None)):
         raise ConfigError(f"simulator {spec!r} built {type(simulator).__name__}, which has no "
@@ -110,20 +206,16 @@ def _checked(simulator: Any, spec: str) -> Any:
     return simulator
 
 
-def _build(name: str, spec: str, *args: Any) -> Any:
-    return _checked(registry.simulators.get(name)(*args), spec)
-
-
-def _suite_model(suite: str, model_spec: str, spec: str) -> Any:
-    name = f"{suite}/{MODEL}"
-    if name not in registry.simulators:
-        raise ConfigError(f"simulator {spec!r}: the {suite} suite has no model-backed "
-                          f"simulator (no {name!r} in the colbench.simulators entry points)")
-    return _build(name, spec, model_spec)
-
-
 def make_simulator(spec: Any, *, suite: str) -> Any:
     """The simulator that ``spec`` names for ``suite`` (see the module docstring).
+
+    Parameters
+    ----------
+    spec:
+        A spec (:func:`parse_simulator_spec`), or an object with a ``reply`` method, used as
+        it is.
+    suite:
+        The suite that asks.
 
     Raises :class:`ConfigError` naming the spec when it names nothing usable.
     """
@@ -131,42 +223,16 @@ def make_simulator(spec: Any, *, suite: str) -> Any:
         if not callable(getattr(spec, "reply", None)):
             raise ConfigError(f"simulator {spec!r} has no reply() method")
         return spec
-    text = (spec or "").strip() or BUILTIN
-    if text.startswith(_MODEL_PREFIX):
-        model_spec = text[len(_MODEL_PREFIX):].strip()
-        if not model_spec:
-            raise ConfigError("simulator spec 'model:' names no model; use e.g. "
-                              "'model:openai:gpt-4o'")
-        return _suite_model(suite, model_spec, text)
-    if text == MODEL:
-        raise ConfigError("simulator spec 'model' names no model; use e.g. 'model:openai:gpt-4o'")
-    owner, slash, _ = text.partition("/")
-    if slash and ":" not in text and text in registry.simulators and owner != suite:
-        raise ConfigError(f"simulator {text!r} belongs to the {owner} suite, not to {suite}")
-    for name in (f"{suite}/{text}", text):
-        if name in registry.simulators:
-            return _build(name, text)
-    kind, sep, argument = text.partition(":")
-    if sep and kind in registry.models:
-        return _suite_model(suite, text, text)
-    if sep:
-        for name in (f"{suite}/{kind}", kind):
-            if kind != MODEL and name in registry.simulators:
-                return _build(name, text, argument)
-    if sep and any(name == kind or name.endswith(f"/{kind}")
-                   for name in registry.simulators.names()):
-        # Another suite's simulator with an argument: never a module to import, since a spec
-        # read from a file may name it (colbench.data_specs).
-        raise ConfigError(f"simulator {text!r}: {kind!r} is no simulator of the {suite} suite")
-    if sep:
-        try:
-            factory = registry.import_object(text)
-        except ConfigError as exc:
-            kinds = ", ".join(registry.models.names())
-            raise ConfigError(f"simulator {text!r} is neither a model spec (known kinds: "
-                              f"{kinds}) nor an importable module:Class ({exc})") from exc
-        return _checked(factory(), text)
-    known = [n for n in registry.simulators.names() if n.startswith(f"{suite}/")]
-    listing = ", ".join([BUILTIN, "model:SPEC", *known])
-    raise ConfigError(f"unknown simulator {text!r} for the {suite} suite (known: {listing}, "
-                      "a model spec or module:Class)")
+    parsed = parse_simulator_spec(spec, suite=suite)
+    shown = parsed.text or parsed.name or ""
+    if parsed.name is not None:
+        factory = registry.simulators.get(parsed.name)
+        return _checked(factory() if parsed.argument is None else factory(parsed.argument),
+                        shown)
+    try:
+        factory = registry.import_object(parsed.text)
+    except ConfigError as exc:
+        kinds = ", ".join(registry.models.names())
+        raise ConfigError(f"simulator {parsed.text!r} is neither a model spec (known kinds: "
+                          f"{kinds}) nor an importable module:Class ({exc})") from exc
+    return _checked(factory(), parsed.text)

@@ -121,3 +121,49 @@ def test_the_suites_declare_their_simulators_as_entry_points():
     names = registry.simulators.names()
     for name in ("backend/builtin", "backend/model", "frontend/builtin", "frontend/model"):
         assert name in names
+
+
+# -- the grammar: a registered name (NAME or NAME:ARGUMENT), or a model spec ------------------
+
+@pytest.mark.parametrize("spec, name, argument", [
+    ("builtin", "toy/builtin", None),
+    ("toy/builtin", "toy/builtin", None),
+    ("echo", "echo", None),
+    ("echo:loud", "echo", "loud"),  # NAME:ARGUMENT (as the leaderboard's challenge:URL)
+    ("model:openai:gpt-4o", "toy/model", "openai:gpt-4o"),
+    ("openai:gpt-4o@http://h:1/v1", "toy/model", "openai:gpt-4o@http://h:1/v1"),
+    ("toy_sim_model:Sim", None, None),  # a module:Class path (command line only)
+])
+def test_every_spec_is_a_registered_name_or_a_model_spec(toy_suite, spec, name, argument):
+    from colbench.simulators import parse_simulator_spec
+
+    parsed = parse_simulator_spec(spec, suite=toy_suite)
+    assert (parsed.name, parsed.argument) == (name, argument)
+
+
+def test_no_spec_is_the_default_the_suites_manifest_declares(toy_suite, monkeypatch):
+    from colbench import simulators
+    from colbench.suites import SuiteManifest
+
+    registry.simulators.register("toy/quiet", EchoSimulator)
+    try:
+        manifest = SuiteManifest(name="toy", description="a toy", default_simulator="toy/quiet",
+                                 simulators={"toy/quiet": "tests:Quiet",
+                                             "toy/builtin": "tests:Echo"})
+        monkeypatch.setattr(simulators.suites, "manifests", lambda: {"toy": manifest})
+        assert simulators.parse_simulator_spec(None, suite="toy").name == "toy/quiet"
+        assert simulators.parse_simulator_spec("", suite="toy").name == "toy/quiet"
+        assert simulators.parse_simulator_spec("builtin", suite="toy").name == "toy/builtin"
+        # A suite without a manifest of that name keeps <suite>/builtin.
+        assert simulators.default_simulator("backend-v1") == "backend-v1/builtin"
+    finally:
+        registry.simulators.unregister("toy/quiet")
+
+
+def test_the_installed_suites_defaults_come_from_their_manifests():
+    from colbench.simulators import default_simulator
+    from colbench.suites import manifests
+
+    for name, manifest in manifests().items():
+        if manifest.default_simulator is not None:
+            assert default_simulator(name) == manifest.default_simulator
