@@ -134,6 +134,24 @@ def counting_env_builds(monkeypatch) -> tuple[list[Any], list[Any]]:
     return made, closed
 
 
+def env_builds_per_step(monkeypatch) -> tuple[list[Any], list[Any], list[int]]:
+    """:func:`counting_env_builds` during online-grpo training, plus how many envs had been
+    built when each step's rollouts ended (equal counts: a step built no new env)."""
+    from colbench.trainers.online_grpo_rollout import RolloutEngine
+
+    made, closed = counting_env_builds(monkeypatch)
+    built_by_step: list[int] = []
+    play = RolloutEngine.play
+
+    def counting_play(self: RolloutEngine, step: int, *args: Any, **kwargs: Any) -> Any:
+        samples = play(self, step, *args, **kwargs)
+        built_by_step.append(len(made))
+        return samples
+
+    monkeypatch.setattr(RolloutEngine, "play", counting_play)
+    return made, closed, built_by_step
+
+
 @pytest.mark.parametrize("keep_warm", [False, True])
 def test_keep_warm_lends_a_runs_envs_to_the_next_run_and_closes_them_with_the_executor(
         tmp_path, guess_env_id, monkeypatch, keep_warm):

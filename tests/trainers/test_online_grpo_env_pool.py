@@ -10,7 +10,7 @@ for _module in ("torch", "transformers", "trl", "peft", "datasets", "accelerate"
     pytest.importorskip(_module, reason="the trainers need colbench[train]")
 
 import helpers_env  # noqa: E402
-from runner.test_executor import counting_env_builds  # noqa: E402
+from runner.test_executor import env_builds_per_step  # noqa: E402
 
 
 @pytest.mark.slow
@@ -20,18 +20,7 @@ def test_a_second_step_makes_no_new_env_and_training_closes_them(tiny_llama, tmp
     from colbench.trainers import train
     from colbench.trainers.online_grpo_config import OnlineGRPOConfig
 
-    made, closed = counting_env_builds(monkeypatch)
-    seen_at_step: list[int] = []
-    from colbench.trainers.online_grpo_rollout import RolloutEngine
-
-    play = RolloutEngine.play
-
-    def counting_play(self, step, *args, **kwargs):
-        samples = play(self, step, *args, **kwargs)
-        seen_at_step.append(len(made))
-        return samples
-
-    monkeypatch.setattr(RolloutEngine, "play", counting_play)
+    made, closed, seen_at_step = env_builds_per_step(monkeypatch)
     out = tmp_path / "ckpt"
     config = OnlineGRPOConfig(
         envs=[helpers_env.ENV_ID], split="test", max_steps=2, per_device_train_batch_size=4,

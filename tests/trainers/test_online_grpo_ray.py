@@ -41,20 +41,10 @@ def test_two_steps_on_ray_reuse_the_env_actors(ray_cluster, tiny_llama, tmp_path
         return host
 
     monkeypatch.setattr(RayEnvExecutor, "_add_host", counting)
-    from runner.test_executor import counting_env_builds
+    from runner.test_executor import env_builds_per_step
 
-    from colbench.trainers.online_grpo_rollout import RolloutEngine
-
-    built_here, closed_here = counting_env_builds(monkeypatch)  # the driver's envs only
-    play = RolloutEngine.play
-    built_by_step: list[int] = []
-
-    def counting_play(self, step, *args, **kwargs):
-        samples = play(self, step, *args, **kwargs)
-        built_by_step.append(len(built_here))
-        return samples
-
-    monkeypatch.setattr(RolloutEngine, "play", counting_play)
+    # The driver's envs only (the actors' are counted above).
+    built_here, closed_here, built_by_step = env_builds_per_step(monkeypatch)
     out = tmp_path / "ckpt"
     config = OnlineGRPOConfig(
         envs=[helpers_env.ENV_ID], split="test", max_steps=2, per_device_train_batch_size=4,
