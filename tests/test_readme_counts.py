@@ -138,11 +138,15 @@ def test_the_number_of_suites_env_ids_and_babyai_levels():
     assert match, "the README does not say how many suites and env ids there are"
     ours = [m for m in suites.manifests().values()
             if any(name.startswith("colbench/") for name in m.envs) or m.families]
-    assert (int(match.group(1)), number(match.group(2))) == (len(ours), len(our_env_ids()))
+    stated = (int(match.group(1)), number(match.group(2)))
+    assert stated == (len(ours), len(our_env_ids())), \
+        f"the README says {stated[0]} suites and {stated[1]} env ids; the registry has " \
+        f"{len(ours)} and {len(our_env_ids())}"
     levels = re.findall(r"(?:the|its) (\d+) (?:BabyAI )?levels", text)
     assert len(levels) >= 2, "the README names BabyAI's level count in the install table " \
         "and the Environments table"
-    assert {int(n) for n in levels} == {babyai_levels()}
+    assert {int(n) for n in levels} == {babyai_levels()}, \
+        f"BabyAI has {babyai_levels()} levels, the README says {levels}"
 
 
 def test_counts_in_the_prose():
