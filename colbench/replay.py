@@ -374,8 +374,9 @@ class EnvReplay(abc.ABC):
 
     def failed_metrics(self, task: Task, record: EpisodeRecord) -> dict[str, Any]:
         """The metrics of an episode that cannot be replayed to its end (no turns, or a
-        transcript that stops before the env's episode does): a failure."""
-        return {"score": 0.0, "success": False}
+        transcript that stops before the env's episode does): a failure, scored as a model's
+        failure is (a suite with metrics of its own adds them)."""
+        return dict(MODEL_FAILURE_METRICS)
 
     def replayed_action(self, action: str, env: Any, record: EpisodeRecord) -> str:
         """The recorded ``action`` as it is sent to the replay's ``env`` (as recorded by

@@ -316,7 +316,7 @@ def _episodes_replayed(context: RunContext) -> Finding:
               and not context.over_budget(r)]
     for record in context.ok:
         if context.over_budget(record):
-            context.replayed[record.key] = dict(record.metrics, score=0.0, success=False)
+            context.replayed[record.key] = {**record.metrics, **MODEL_FAILURE_METRICS}
     try:
         with ThreadPoolExecutor(max_workers=max(1, workers),
                                 thread_name_prefix="colbench-verify") as pool:
