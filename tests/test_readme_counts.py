@@ -1,8 +1,9 @@
 """Every count the README states comes from the code (issue 26): task counts per env and
 split, the number of suites and env ids, BabyAI's levels, the backend's families, the
 Baselines table's tasks, and the extra each env needs. Each number is parsed from README.md
-(and the games' table of docs/protocols.md) and compared with the registry, the suite
-manifests, ``colbench list envs`` and benchmarks/bench_baselines.py.
+(and the games' table of docs/protocols.md, the limits of docs/sandbox.md) and compared with
+the registry, the suite manifests, ``colbench list envs``, benchmarks/bench_baselines.py and
+``SandboxLimits``.
 """
 
 from __future__ import annotations
@@ -227,3 +228,26 @@ def test_the_games_table_of_protocols_md_counts_every_split():
     assert {cells[0] for cells in rows} == set(names)
     for cells in rows:
         check_split_cell(names[cells[0]], cells[1], "docs/protocols.md")
+
+
+def test_the_sandbox_limits_table_holds_the_defaults():
+    from dataclasses import fields
+
+    from colbench.sandbox import SandboxLimits
+
+    def shown(name: str, value: float) -> str:
+        if name.endswith("_seconds"):
+            return f"{value:g} s"
+        if name.endswith("_bytes"):
+            for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+                if value >= size and value % size == 0:
+                    return f"{value // size} {unit}"
+            return f"{value:,} bytes"
+        return f"{value:,}"
+
+    defaults = SandboxLimits()
+    expected = [shown(spec.name, getattr(defaults, spec.name)) for spec in fields(defaults)]
+    rows = table((ROOT / "docs" / "sandbox.md").read_text(encoding="utf-8"),
+                 "| limit | default |")
+    assert [cells[1] for cells in rows] == expected, \
+        "docs/sandbox.md's limits table (in SandboxLimits' field order) is not the defaults"
