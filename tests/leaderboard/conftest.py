@@ -17,6 +17,7 @@ import secrets
 import shutil
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,11 +53,23 @@ def _postgres_url() -> str:
     return url
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+#: The databases every test that touches one runs on.
+DATABASES = ["sqlite", "postgresql"]
+
+
+@pytest.fixture(params=DATABASES)
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh, empty database: an SQLite file, or a new schema on the PostgreSQL server."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'leaderboard.db'}"
+    with fresh_database(request.param, tmp_path) as url:
+        yield url
+
+
+@contextmanager
+def fresh_database(kind: str, folder: Path) -> Iterator[str]:
+    """The URL of a fresh, empty database of ``kind`` (one of :data:`DATABASES`): an SQLite
+    file in ``folder``, or a new schema on the PostgreSQL server, dropped afterwards."""
+    if kind == "sqlite":
+        yield f"sqlite:///{folder / 'leaderboard.db'}"
         return
     base = _postgres_url()
     from sqlalchemy import create_engine, text
@@ -119,14 +132,21 @@ def make_board(db_url: str, **settings: Any) -> Board:
     return Board(app=app, state=state, token=token, url=db_url)
 
 
-@pytest.fixture
-def board(db_url: str) -> Iterator[Board]:
-    made = make_board(db_url)
+@contextmanager
+def open_board(db_url: str, **settings: Any) -> Iterator[Board]:
+    """:func:`make_board`, its worker stopped and its database closed afterwards."""
+    made = make_board(db_url, **settings)
     try:
         yield made
     finally:
         made.state.worker.stop()
         made.state.db.dispose()
+
+
+@pytest.fixture
+def board(db_url: str) -> Iterator[Board]:
+    with open_board(db_url) as made:
+        yield made
 
 
 # -- runs -------------------------------------------------------------------------------------
