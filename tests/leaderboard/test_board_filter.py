@@ -5,6 +5,7 @@ and unverified) on request, each row labelled; the API keeps listing every entry
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,12 @@ from colbench.leaderboard.queries import parse_statuses
 
 from .conftest import (
     BACKEND,
+    DATABASES,
     Board,
     copy_run,
+    fresh_database,
     inflated_run,
+    open_board,
     post,
     read_records,
     write_records,
@@ -39,22 +43,26 @@ def _submit(board: Board, run: Path, name: str) -> str:
     return response.get_json()["id"]
 
 
-@pytest.fixture
-def mixed(board: Board, runs, tmp_path: Path) -> Board:
-    """A board with one entry of each listed status and one rejected submission."""
-    inflated = inflated_run(runs["no_ask"], tmp_path / "inflated")
-    _submit(board, runs["oracle"], "verified oracle")
-    _submit(board, inflated, "inflated baseline")
-    self_id = _submit(board, runs["asker"], "self asker")
-    other = copy_run(runs["no_ask"], tmp_path / "other")
-    write_records(other, [dict(r, seconds=999.0) for r in read_records(other)])
-    rejected_id = _submit(board, other, "rejected run")
-    board.verify_all()
-    with board.state.db.write() as session:  # as a suite without a replay would end, and
-        row = session.get(Submission, self_id)  # as results that contradict themselves do
-        row.status, row.verified_at = SELF_REPORTED, utcnow()
-        session.get(Submission, rejected_id).status = REJECTED
-    return board
+@pytest.fixture(scope="module", params=DATABASES)
+def mixed(request: pytest.FixtureRequest, runs,
+          tmp_path_factory: pytest.TempPathFactory) -> Iterator[Board]:
+    """A board with one entry of each listed status and one rejected submission. Built once
+    per database for the module (four verifications): the tests that use it only read it."""
+    tmp_path = tmp_path_factory.mktemp("mixed")
+    with fresh_database(request.param, tmp_path) as url, open_board(url) as board:
+        inflated = inflated_run(runs["no_ask"], tmp_path / "inflated")
+        _submit(board, runs["oracle"], "verified oracle")
+        _submit(board, inflated, "inflated baseline")
+        self_id = _submit(board, runs["asker"], "self asker")
+        other = copy_run(runs["no_ask"], tmp_path / "other")
+        write_records(other, [dict(r, seconds=999.0) for r in read_records(other)])
+        rejected_id = _submit(board, other, "rejected run")
+        board.verify_all()
+        with board.state.db.write() as session:  # as a suite without a replay would end, and
+            row = session.get(Submission, self_id)  # as results that contradict themselves do
+            row.status, row.verified_at = SELF_REPORTED, utcnow()
+            session.get(Submission, rejected_id).status = REJECTED
+        yield board
 
 
 def test_the_page_shows_verified_entries_and_links_to_the_rest(mixed: Board) -> None:
@@ -133,8 +141,9 @@ def test_parse_statuses() -> None:
         parse_statuses("pending", ())
 
 
-def test_paging_keeps_the_filter_and_the_protocol(mixed: Board) -> None:
-    mixed.state.settings.page_size = 1
+def test_paging_keeps_the_filter_and_the_protocol(mixed: Board,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mixed.state.settings, "page_size", 1)  # the board is the module's
     html = mixed.client.get(f"{BOARD}?status=all").get_data(as_text=True)
     assert "page 1 of 3" in html
     next_page = re.search(r'<a href="([^"]+)">next', html).group(1).replace("&amp;", "&")
