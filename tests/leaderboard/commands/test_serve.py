@@ -159,15 +159,32 @@ def test_an_oversized_submission_is_refused_with_a_clear_message(
         assert server.stop() == 0
 
 
-@pytest.mark.parametrize("args, message", [
+BAD_WORKERS_AND_PORTS = [
     (["--workers", "0"], "argument --workers: must be from 1 to 32 request threads, got 0"),
     (["--workers", "33"], "must be from 1 to 32 request threads, got 33"),
     (["--workers", "four"], "argument --workers: must be a whole number of request threads, "
                             "got 'four'"),
     (["--port", "65536"], "argument --port: must be from 0 to 65535, got 65536"),
-])
-def test_serve_refuses_bad_workers_and_ports(run_cli, tmp_path: Path, args: list[str],
-                                             message: str) -> None:
+]
+
+
+@pytest.mark.parametrize("args, message", BAD_WORKERS_AND_PORTS)
+def test_serve_refuses_bad_workers_and_ports(tmp_path: Path, args: list[str], message: str,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from colbench.cli.main import build_parser
+
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(["leaderboard", "serve", "--db",
+                                   f"sqlite:///{tmp_path / 'x.db'}", *args])
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_the_serve_command_refuses_a_bad_value_before_making_anything(
+        run_cli, tmp_path: Path) -> None:
+    # The real executable, once (a process per bad value cost seconds each): the parser's
+    # refusals above end it with status 2, the message on stderr, and no database made.
+    args, message = BAD_WORKERS_AND_PORTS[0]
     result = run_cli(["leaderboard", "serve", "--db", f"sqlite:///{tmp_path / 'x.db'}", *args])
     assert result.returncode == 2
     assert message in result.stderr
