@@ -35,13 +35,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from colbench.baselines import BlindAgent, first_user_message
+from colbench.gyms.backend.baselines import ANSWER_PREFIX, agent_turns, blind_code, signature_in
 from colbench.gyms.backend.families.base import decimal_text
 from colbench.gyms.backend.programs.generator import BUCKETS, TaskValidationError, draw_program
 from colbench.gyms.backend.programs.parts import KINDS, read_values, sizes_of
 from colbench.gyms.backend.programs.program import Program, program_shape, skeleton_bucket
 from colbench.gyms.backend.programs.simulator import PartSimulator, reply_reveals
 from colbench.gyms.backend.programs.tasks import mint_tasks
-from colbench.gyms.backend.scripted import ANSWER_PREFIX, agent_turns, blind_code, signature_in
 from colbench.gyms.backend.simulator import BuiltinCodeSimulator
 from colbench.tasks import Task, TaskSet
 

@@ -6,25 +6,14 @@ import warnings
 from typing import Any, ClassVar
 
 from colbench.env import Outcome, TextEnv
-from colbench.errors import ConfigError
-from colbench.gyms.backend import sweet_rl
-from colbench.gyms.backend.protocol import ANSWER_MARKER, answer_text, extract_code, is_final_answer
-from colbench.gyms.backend.protocols import PROTOCOLS
-from colbench.gyms.backend.scoring import score_code
+from colbench.gyms.backend.protocol import is_final_answer
+from colbench.gyms.backend.protocols import PROTOCOLS, BackendProtocol, compat_protocol
 from colbench.gyms.backend.tasks import SPLIT_SIZES
 from colbench.gyms.backend.tools import BACKEND_TOOLS
 from colbench.protocols import Protocol
 from colbench.simulators import Simulator
 from colbench.tasks import Task, TaskSet
 from colbench.tools import ActionTool
-
-SYSTEM_PROMPT = """You are helping a person write a Python function. They describe what they \
-need, but their request leaves out details that only they know: exact thresholds, special \
-cases, rounding, ordering, defaults, error conventions. Ask them short questions to learn those \
-details; they answer in plain words and never write code. You have at most {max_turns} \
-messages in total. When you are ready, send a message that starts with "{marker}" followed by \
-the complete function in Python (you may add imports and helper functions). Your last allowed \
-message counts as your answer whatever it says."""
 
 
 class BackendEnv(TextEnv):
@@ -73,7 +62,11 @@ class BackendEnv(TextEnv):
     ``colbench``: the answer runs as a real module (top-level imports, helpers and recursion
     work) and floats compare with a tolerance (:func:`colbench.sandbox.values_equal`).
     ``sweet-rl``: the harness's message rules, blocklist, bare ``exec``, one-second calls and
-    exact ``==``; the scorer is recorded as ``hidden-tests+sweet-rl``.
+    exact ``==``; the scorer is recorded as ``hidden-tests+sweet-rl``. A model-backed person
+    is asked and cut by the protocol's simulator settings (colbench's: a chat with a system
+    prompt, code scrubbed, a sentence-boundary cut; ``sweet-rl``'s: one message holding the
+    transcript, 4,096 new tokens, the first 400 characters, no code filter). Each protocol is
+    an object (:mod:`colbench.gyms.backend.protocols`) the env delegates to.
 
     ## Registered ids
 
@@ -98,30 +91,31 @@ class BackendEnv(TextEnv):
                  compat: bool = False, sandbox: Any = None,
                  render_mode: str | None = None, protocol: str | None = None) -> None:
         from colbench.gyms.backend.simulator import make_simulator
-        from colbench.gyms.backend.tasks import load_backend_tasks
 
         if compat:
-            if protocol not in (None, sweet_rl.PROTOCOL):
-                raise ConfigError(f"compat=True (--compat) means protocol {sweet_rl.PROTOCOL!r}; "
-                                  f"it cannot be combined with protocol {protocol!r}")
-            warnings.warn("the backend's compat=True (--compat) is deprecated: use "
-                          f"--protocol {sweet_rl.PROTOCOL} (protocol={sweet_rl.PROTOCOL!r}), "
-                          "which it now means", DeprecationWarning, stacklevel=2)
-            protocol = sweet_rl.PROTOCOL
+            protocol = compat_protocol(protocol)
+            warnings.warn(f"the backend's compat=True (--compat) is deprecated: use --protocol "
+                          f"{protocol} (protocol={protocol!r}), which it now means",
+                          DeprecationWarning, stacklevel=2)
         self.choose_protocol(protocol)
-        self.harness = self.protocol == sweet_rl.PROTOCOL
-        task_set = tasks if isinstance(tasks, TaskSet) else load_backend_tasks(split, source=tasks)
+        rules = self.rules
+        task_set = tasks if isinstance(tasks, TaskSet) else rules.load_tasks(split, tasks)
         super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
-        self.simulator: Simulator = make_simulator(simulator)
-        #: Kept for callers that read it: true under the sweet-rl protocol.
-        self.compat = self.harness
+        self.simulator: Simulator = rules.simulated_human(make_simulator(simulator))
         self._sandbox = sandbox
         self._dialogue: list[dict[str, str]] = []
         self._questions = 0
 
     @property
+    def rules(self) -> BackendProtocol:
+        """The protocol this instance plays, with the backend's behaviour."""
+        spec = self.protocol_spec
+        assert isinstance(spec, BackendProtocol)
+        return spec
+
+    @property
     def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]
-        from colbench.gyms.backend.scripted import SCRIPTED_AGENTS
+        from colbench.gyms.backend.oracle import SCRIPTED_AGENTS
 
         return SCRIPTED_AGENTS
 
@@ -134,10 +128,7 @@ class BackendEnv(TextEnv):
         return self._sandbox
 
     def system_prompt(self, task: Task) -> str:
-        if self.harness:
-            return sweet_rl.SYSTEM_PROMPT.format(max_turns=self._episode_max_turns,
-                                                 marker=ANSWER_MARKER)
-        return SYSTEM_PROMPT.format(max_turns=self._episode_max_turns, marker=ANSWER_MARKER)
+        return self.rules.system_prompt(self._episode_max_turns)
 
     def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:
         self._dialogue = [{"role": "user", "content": task.prompt}]
@@ -146,8 +137,7 @@ class BackendEnv(TextEnv):
 
     def _act(self, action: str, *, last_turn: bool) -> Outcome:
         assert self.task is not None
-        if self.harness:
-            action = sweet_rl.visible_message(action)
+        action = self.rules.visible_part(action)
         final = is_final_answer(action)
         if not final and not last_turn:
             reply = self.simulator.reply(self.task, list(self._dialogue), action)
@@ -155,12 +145,7 @@ class BackendEnv(TextEnv):
             self._dialogue += [{"role": "assistant", "content": action},
                                {"role": "user", "content": reply}]
             return Outcome(observation=reply)
-        if self.harness:
-            metrics = sweet_rl.score_answer(self.task, sweet_rl.answer_of(action), self.sandbox)
-            code = metrics.pop("code")
-        else:
-            code = extract_code(answer_text(action))
-            metrics = score_code(self.task, code, self.sandbox)
+        code, metrics = self.rules.score(self.task, action, self.sandbox)
         metrics.update(questions=self._questions, turns=self.turn, answered=final)
         observation = (f"Your answer passed {metrics['tests_passed']} of "
                        f"{metrics['tests_total']} hidden tests.")
@@ -178,6 +163,6 @@ class BackendEnv(TextEnv):
         report = shared_isolation() if self._sandbox is None else \
             getattr(self._sandbox, "isolation", None)
         facts.update(simulator=self.simulator.name,
-                     scorer=sweet_rl.SCORER if self.harness else "hidden-tests",
+                     scorer=self.rules.scorer_name,
                      isolation=describe_isolation(report) if isinstance(report, dict) else None)
         return facts

@@ -30,21 +30,21 @@ from __future__ import annotations
 import threading
 from typing import Any, ClassVar
 
-from colbench.env import DEFAULT_PROTOCOL
-from colbench.gyms.backend import sweet_rl
 from colbench.gyms.backend.env import BackendEnv
+from colbench.gyms.backend.protocols import PROTOCOLS, SWEET_RL
 from colbench.records import EpisodeRecord
 from colbench.replay import EnvReplay, RecordedReplies, RunFacts
 from colbench.simulators import Simulator
 from colbench.tasks import Task, TaskSet
 
-#: The scorer of colbench's own protocol, and that of ``--compat`` runs recorded before
-#: ``--compat`` became an alias of ``--protocol sweet-rl``.
-_COLBENCH_SCORER = "hidden-tests"
+#: The scorer of ``--compat`` runs recorded before ``--compat`` became an alias of
+#: ``--protocol sweet-rl``.
 _LEGACY_COMPAT_SCORER = "hidden-tests+compat"
+#: Each protocol's scorer, as runs record it.
+_PROTOCOL_SCORERS = {protocol.name: protocol.scorer_name for protocol in PROTOCOLS}
 #: The scorers whose verdicts the server recomputes, and the protocol whose rules each needs.
-SCORER_PROTOCOLS = {_COLBENCH_SCORER: DEFAULT_PROTOCOL, sweet_rl.SCORER: sweet_rl.PROTOCOL,
-                    _LEGACY_COMPAT_SCORER: sweet_rl.PROTOCOL}
+SCORER_PROTOCOLS = {**{protocol.scorer_name: protocol.name for protocol in PROTOCOLS},
+                    _LEGACY_COMPAT_SCORER: SWEET_RL.name}
 REPLAYABLE_SCORERS = tuple(SCORER_PROTOCOLS)
 
 
@@ -103,7 +103,7 @@ class BackendReplay(EnvReplay):
             problems.append(f"summary.json names the scorer {run.scorer!r}; the server re-runs "
                             f"answers only with {', '.join(REPLAYABLE_SCORERS)}")
         elif run.scorer != _LEGACY_COMPAT_SCORER and \
-                SCORER_PROTOCOLS[run.scorer] != run.protocol:
+                _PROTOCOL_SCORERS.get(run.protocol) != run.scorer:
             problems.append(f"summary.json names the scorer {run.scorer!r} with the protocol "
                             f"{run.protocol!r}; that scorer belongs to the protocol "
                             f"{SCORER_PROTOCOLS[run.scorer]!r}")

@@ -12,14 +12,20 @@ the :class:`colbench.simulators.Simulator` interface:
   says :data:`DONT_KNOW` when nothing matches, and never writes code.
 - :class:`ModelCodeSimulator` (``model:SPEC``): any chat model, prompted with the reference
   as hidden information and rules of our own (behave as the person, use only the hidden
-  information, say so when it is not there, two sentences, no code). Its reply is cleaned of
-  anything that looks like code and cut to 400 characters, the published harness's cut.
+  information, say so when it is not there, two sentences). How it is asked and how its reply
+  is cut are the protocol's (:class:`ModelHumanSettings`): under colbench's own, a system
+  prompt (which also forbids code) and the dialogue as chat turns, 256 new tokens, the reply
+  cleaned of anything that looks like code and cut at a sentence end within 400 characters;
+  under ``sweet-rl``, as the SWEET-RL harness asks its person, one user message holding the
+  request, the hidden function and the dialogue so far, 4,096 new tokens, the reply's first
+  400 characters with nothing removed. Both sample at temperature 0.
 
 :func:`make_simulator` builds either from a spec (``None``/``"builtin"`` or a model spec).
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 import threading
@@ -40,7 +46,8 @@ from colbench.gyms.backend.facts import (
     question_tokens,
     say_identifier,
 )
-from colbench.models.base import BaseChatModel, SamplingParams
+from colbench.gyms.backend.protocols import REPLY_CUT_CHARS, ModelHumanSettings
+from colbench.models.base import BaseChatModel
 from colbench.simulators import Message, ModelBackedSimulator, Simulator, flip_roles
 from colbench.simulators import make_simulator as resolve_simulator
 from colbench.tasks import Task
@@ -55,6 +62,7 @@ __all__ = [
     "NOT_A_QUESTION",
     "BuiltinCodeSimulator",
     "ModelCodeSimulator",
+    "ModelHumanSettings",
     "cut_reply",
     "flip_roles",
     "is_dont_know",
@@ -64,7 +72,7 @@ __all__ = [
 ]
 
 #: The published harness cuts the simulated human's answer to this many characters.
-MAX_REPLY_CHARS = 400
+MAX_REPLY_CHARS = REPLY_CUT_CHARS
 
 #: What the built-in simulator says when the reference does not settle what was asked.
 DONT_KNOW = "I don't know about that; I have no specific requirement there."
@@ -566,46 +574,127 @@ spelled in the code.
 - Answer only what was asked, in at most two sentences.
 """
 
+# The ``transcript`` form's one message. Its rules are those of the harness it reproduces
+# (act as the person, answer from the hidden information alone, say so when it is silent, two
+# sentences), in colbench's words; that harness sets no rule about code.
+TRANSCRIPT_PROMPT = """\
+Play the part of a person who is getting help from an AI assistant with a Python function. \
+Here is what you asked the assistant for:
+{request}
 
-def build_system_prompt(task: Task) -> str:
-    """The model-backed simulator's system prompt for ``task``."""
-    privileged = task.privileged or {}
-    hidden = privileged.get("ground_truth")
+Only you know the details below; the assistant does not see them. They are the function \
+you actually want:
+{hidden}
+
+Answer as the person would, someone who needs this function written. Use the details above \
+and nothing else: when they do not settle what the assistant asks, tell it you don't know.
+
+The conversation up to now:
+{transcript}
+
+Write your next reply to the assistant: two sentences, nothing more."""
+
+#: How the ``transcript`` form names each side of the dialogue.
+_SPEAKERS = {"user": "You", "assistant": "Assistant"}
+
+
+def _hidden_function(task: Task) -> str:
+    hidden = (task.privileged or {}).get("ground_truth")
     if not isinstance(hidden, str) or not hidden.strip():
         raise ConfigError(f"task {task.id!r} has no privileged 'ground_truth'; the model-backed "
                           "simulator needs the reference function as its hidden information")
-    return SYSTEM_PROMPT.format(request=task.prompt.strip(), hidden=hidden.strip())
+    return hidden.strip()
+
+
+def build_system_prompt(task: Task) -> str:
+    """The ``chat`` form's system prompt for ``task``.
+
+    Parameters
+    ----------
+    task:
+        A backend task with its reference (``privileged["ground_truth"]``).
+    """
+    return SYSTEM_PROMPT.format(request=task.prompt.strip(), hidden=_hidden_function(task))
+
+
+def _chat_messages(task: Task, dialogue: Sequence[Message], message: str) -> list[Message]:
+    # The ``chat`` form: the system prompt, then the dialogue with the roles flipped (the
+    # agent is the model's user), ``message`` last.
+    return [{"role": "system", "content": build_system_prompt(task)},
+            *flip_roles(dialogue, message)]
+
+
+def _transcript_messages(task: Task, dialogue: Sequence[Message],
+                         message: str) -> list[Message]:
+    # The ``transcript`` form: one user message holding the request, the hidden function and
+    # the whole dialogue so far as text, ``message`` last.
+    turns = [*dialogue, {"role": "assistant", "content": message}]
+    transcript = "\n\n".join(f"{_SPEAKERS.get(str(turn.get('role')), 'Assistant')}: "
+                             f"{turn.get('content', '')}" for turn in turns)
+    content = TRANSCRIPT_PROMPT.format(request=task.prompt.strip(),
+                                       hidden=_hidden_function(task), transcript=transcript)
+    return [{"role": "user", "content": content}]
+
+
+_BUILDERS = {"chat": _chat_messages, "transcript": _transcript_messages}
 
 
 class ModelCodeSimulator(ModelBackedSimulator):
     """A chat model playing the person, with the reference as its hidden information.
 
-    ``model`` is a ChatModel or a model spec for :func:`colbench.models.load_model`. The reply
-    is stripped of anything that looks like code and cut to ``max_chars`` characters; the
-    rule of two sentences is the prompt's, as in the published harness, not enforced.
+    Parameters
+    ----------
+    model:
+        A ChatModel, or a model spec for :func:`colbench.models.load_model`.
+    settings:
+        How the model is asked and its reply cut (:class:`ModelHumanSettings`; colbench's own
+        by default). An env sets its protocol's with :meth:`with_settings`. The rule of two
+        sentences is the prompt's, not enforced.
     """
 
-    def __init__(self, model: BaseChatModel | str, *, max_chars: int = MAX_REPLY_CHARS,
-                 params: SamplingParams | None = None) -> None:
-        super().__init__(model, max_chars=max_chars,
-                         params=params or SamplingParams(temperature=0.0, max_tokens=256))
+    def __init__(self, model: BaseChatModel | str, *,
+                 settings: ModelHumanSettings | None = None) -> None:
+        settings = settings or ModelHumanSettings()
+        super().__init__(model, max_chars=settings.max_chars, params=settings.sampling)
+        self.settings = settings
         self._identifiers: OrderedDict[str, frozenset[str]] = OrderedDict()
         self._lock = threading.Lock()
 
+    def with_settings(self, settings: ModelHumanSettings) -> ModelCodeSimulator:
+        """This simulator (the same model, and the same owner of it) under ``settings``.
+
+        Parameters
+        ----------
+        settings:
+            The protocol's settings for the model-backed person.
+        """
+        twin = copy.copy(self)
+        twin.settings, twin.max_chars, twin.params = (settings, settings.max_chars,
+                                                      settings.sampling)
+        return twin
+
     def messages(self, task: Task, dialogue: Sequence[Message], message: str) -> list[Message]:
-        """What the model is sent for one reply."""
-        return [{"role": "system", "content": build_system_prompt(task)},
-                *flip_roles(dialogue, message)]
+        """What the model is sent for one reply, in the settings' form.
+
+        Parameters
+        ----------
+        task:
+            The episode's task.
+        dialogue:
+            The dialogue so far (the person ``user``, the agent ``assistant``).
+        message:
+            The agent's message to answer.
+        """
+        return _BUILDERS[self.settings.form](task, dialogue, message)
 
     def reply(self, task: Task, dialogue: Sequence[Message], message: str) -> str:
         text = self.ask(self.messages(task, dialogue, message))
         if not text:
             return DONT_KNOW
-        identifiers = self._identifiers_of(task)
-        if looks_like_code(text, identifiers):
-            text = scrub_code(text, identifiers)
-            if not text or looks_like_code(text, identifiers):
-                return CODE_REFUSAL
+        if self.settings.code_filter:
+            text = guard_reply(text, self._identifiers_of(task))
+        if self.settings.cut == "characters":
+            return text[:self.max_chars]
         return cut_reply(text, self.max_chars, max_sentences=None)
 
     def _identifiers_of(self, task: Task) -> frozenset[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from colbench.gyms.backend.env import BackendEnv
-from colbench.gyms.backend.programs.scripted import SCRIPTED_AGENTS
+from colbench.gyms.backend.programs.oracle import SCRIPTED_AGENTS
 from colbench.gyms.backend.programs.tasks import SPLIT_SIZES
 from colbench.simulators import Simulator
 from colbench.tasks import TaskSet

@@ -7,14 +7,14 @@ import pytest
 from baseline_checks import check_blind_baseline
 
 from colbench.baselines import BlindAgent
-from colbench.gyms.backend.env import BackendEnv
-from colbench.gyms.backend.scripted import (
+from colbench.gyms.backend.baselines import (
     ANSWER_PREFIX,
     GENERIC_QUESTIONS,
-    SCRIPTED_AGENTS,
     AskThenAnswerAgent,
     code_from_replies,
 )
+from colbench.gyms.backend.env import BackendEnv
+from colbench.gyms.backend.oracle import SCRIPTED_AGENTS
 
 REQUEST = ("Write my delivery rule.\n\nThe signature of the function is: "
            "def delivery(distance_km, express)")

@@ -201,6 +201,10 @@ def test_evaluate_records_the_protocol_and_its_scorer(tmp_path):
                  "--limit", "2", "--out", str(out), "--no-progress"]) == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["protocol"] == "sweet-rl" and summary["scorer"] == sweet_rl.SCORER
+    # The model-backed person's settings under the protocol are recorded with the run.
+    assert summary["protocol_settings"]["simulator"]["model"] == {
+        "form": "transcript", "temperature": 0.0, "max_tokens": 4096, "max_chars": 400,
+        "cut": "characters", "code_filter": False}
 
 
 def test_replay_verifies_a_sweet_rl_run_with_its_rules():
@@ -248,7 +252,7 @@ def test_self_contained_moves_top_level_imports_into_each_function():
 def test_the_oracle_solves_every_sampled_task_under_sweet_rl_imports_included():
     """A fifth of the references import at the top, which the harness's bare exec hides from
     the function: the oracle plays them with the imports inside, and solves all."""
-    from colbench.gyms.backend.scripted import OracleAgent
+    from colbench.gyms.backend.oracle import OracleAgent
 
     tasks = load_backend_tasks("test")
     importing = [t for t in tasks if t.privileged["ground_truth"].startswith("import ")][:6]

@@ -1,7 +1,8 @@
-"""Scripted agents of Backend-v1.
+"""Backend-v1's scripted agents that read hidden data, and its table of scripted agents.
 
-The blind baselines and the oracle are Backend-v0's (:mod:`colbench.gyms.backend.scripted`):
-``no-ask`` and ``ask-then-answer`` read only the chat, ``oracle`` answers with the reference.
+The blind baselines and the oracle are Backend-v0's (:mod:`colbench.gyms.backend.baselines`,
+:mod:`colbench.gyms.backend.oracle`): ``no-ask`` and ``ask-then-answer`` read only the chat,
+``oracle`` answers with the reference.
 ``generator-check`` is v1's own: it reads the task's hidden program, asks each part's own
 question, one per turn, reads the values back out of the replies
 (:func:`~colbench.gyms.backend.programs.parts.read_values`) and renders the program with
@@ -14,18 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from colbench.baselines import ScriptedAgents
+from colbench.gyms.backend.baselines import ANSWER_PREFIX, BASELINES, Message, agent_turns
+from colbench.gyms.backend.oracle import GeneratorCheckAgent, OracleAgent, naive_code
 from colbench.gyms.backend.programs.parts import KINDS, read_values, sizes_of
 from colbench.gyms.backend.programs.program import Program
-from colbench.gyms.backend.scripted import (
-    ANSWER_PREFIX,
-    AskThenAnswerAgent,
-    GeneratorCheckAgent,
-    Message,
-    NoAskAgent,
-    OracleAgent,
-    agent_turns,
-    naive_code,
-)
 
 
 class PartCheckAgent(GeneratorCheckAgent):
@@ -52,5 +45,4 @@ class PartCheckAgent(GeneratorCheckAgent):
 
 
 SCRIPTED_AGENTS = ScriptedAgents(
-    {"oracle": OracleAgent, "no-ask": NoAskAgent, "ask-then-answer": AskThenAnswerAgent,
-     "generator-check": PartCheckAgent})
+    {"oracle": OracleAgent, **BASELINES, "generator-check": PartCheckAgent})

@@ -13,20 +13,23 @@ import pytest
 
 from colbench.baselines import _warned
 from colbench.env import ScriptedAgent
+from colbench.gyms.backend.baselines import (
+    ANSWER_PREFIX,
+    AskThenAnswerAgent,
+    NoAskAgent,
+    blind_code,
+    public_signature,
+)
 from colbench.gyms.backend.families import FAMILIES, get_family
 from colbench.gyms.backend.generator import draw_task, generate_tasks, run_calls
-from colbench.gyms.backend.scripted import (
-    ANSWER_PREFIX,
+from colbench.gyms.backend.oracle import (
     SCRIPTED_AGENTS,
-    AskThenAnswerAgent,
     GeneratorCheckAgent,
-    NoAskAgent,
     OracleAgent,
-    blind_code,
     naive_code,
-    public_signature,
     question_groups,
 )
+from colbench.gyms.backend.protocols import COLBENCH
 from colbench.gyms.backend.tasks import SPLIT_SEEDS, convert_official_rows
 from colbench.tasks import Task
 
@@ -34,7 +37,10 @@ Answerer = Callable[[Task, str], str]
 
 
 class FakeEnv:
-    """Just what a scripted agent reads: ``unwrapped.task``, ``privileged()``, ``max_turns``."""
+    """Just what a scripted agent reads: ``unwrapped.task``, ``privileged()``, ``max_turns``,
+    and the protocol it plays (``rules``: colbench's own)."""
+
+    rules = COLBENCH
 
     def __init__(self, task: Task, max_turns: int = 10, *, hide_privileged: bool = False):
         self.unwrapped = self
