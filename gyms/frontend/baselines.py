@@ -1,11 +1,10 @@
-"""Scripted agents for the frontend suite (``scripted:oracle``, ``scripted:no-ask``).
+"""The frontend's blind baseline, ``scripted:no-ask`` (``scripted:oracle`` is in
+:mod:`colbench.gyms.frontend.oracle`).
 
-- ``oracle`` answers at once with the target HTML (it reads privileged data, to prove that
-  every task is solvable and that the scorer gives a perfect page its top score).
-- ``no-ask`` is the blind baseline: it answers at once with a page built from the description
-  in the chat alone (it keeps no handle on the env, so it cannot read the target): the brand
-  and business it names, a colour and a dark look when it mentions them, and the sections its
-  words suggest, in a usual order, styled with ordinary Tailwind classes. It never asks.
+``no-ask`` answers at once with a page built from the description in the chat alone (it keeps
+no handle on the env, so it cannot read the target): the brand and business it names, a colour
+and a dark look when it mentions them, and the sections its words suggest, in a usual order,
+styled with ordinary Tailwind classes. It never asks.
 """
 
 from __future__ import annotations
@@ -15,9 +14,8 @@ import re
 from collections.abc import Sequence
 
 from colbench.baselines import BlindAgent, first_user_message
-from colbench.env import ScriptedAgent
 from colbench.gyms.frontend.generator import vocab
-from colbench.gyms.frontend.protocol import ANSWER_MARKER
+from colbench.gyms.frontend.protocol import final_answer_with
 
 Message = dict[str, str]
 
@@ -116,22 +114,19 @@ def page_from_description(description: str) -> str:
     return "\n".join(out)
 
 
-def _answer(page: str) -> str:
-    return f"{ANSWER_MARKER}\n```html\n{page.strip()}\n```"
-
-
-class OracleAgent(ScriptedAgent):
-    """Answers at once with the target page."""
-
-    def act(self, messages: Sequence[Message]) -> str:
-        return _answer(self.env.unwrapped.privileged()["ground_truth"])
-
-
 class NoAskAgent(BlindAgent):
     """The blind baseline: answers at once with a page from the description in the chat."""
 
     def act(self, messages: Sequence[Message]) -> str:
-        return _answer(page_from_description(first_user_message(messages)))
+        """The final answer with the page the first user message suggests.
+
+        Parameters
+        ----------
+        messages:
+            The chat so far.
+        """
+        return final_answer_with(page_from_description(first_user_message(messages)))
 
 
-SCRIPTED_AGENTS = {"oracle": OracleAgent, "no-ask": NoAskAgent}
+#: The frontend's blind baselines by name (``scripted:NAME``).
+BASELINES = {"no-ask": NoAskAgent}

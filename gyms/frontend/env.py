@@ -8,22 +8,10 @@ from typing import Any, ClassVar
 
 from colbench.env import Outcome, TextEnv
 from colbench.errors import ConfigError, EnvironmentFailure
-from colbench.gyms.frontend import sweet_rl
-from colbench.gyms.frontend.protocol import ANSWER_MARKER, extract_html, is_final_answer
-from colbench.gyms.frontend.protocols import PROTOCOLS
+from colbench.gyms.frontend.protocols import PROTOCOLS, FrontendProtocol
 from colbench.gyms.frontend.tools import FRONTEND_TOOLS
-from colbench.protocols import Protocol
 from colbench.tasks import Task, TaskSet
 from colbench.tools import ActionTool
-
-SYSTEM_PROMPT = """You are helping a person build a web page. They have a clear picture of the \
-page in mind but describe it only vaguely. Write the page as one complete HTML document styled \
-with Tailwind CSS (load it with <script src="https://cdn.tailwindcss.com"></script>). Each time \
-you send HTML, the person sees your page next to the one they have in mind and tells you what \
-differs; you may also ask them questions. You have at most {max_turns} messages in total. The \
-last HTML you wrote is your answer. When you are done, send a message that starts with \
-"{marker}" (you may put the final HTML after it). Your last allowed message ends the \
-conversation whatever it says."""
 
 _SUCCESS_THRESHOLD = 0.9
 
@@ -85,7 +73,9 @@ class FrontendEnv(TextEnv):
     ``protocol``: ``colbench`` (default) or ``sweet-rl``, the released SWEET-RL harness's
     designer: a vision model (``simulator`` must be its spec) shown only the agent's render of
     the current message and the target's render, its reply cut to 1,000 characters (see
-    :mod:`colbench.gyms.frontend.sweet_rl`).
+    :mod:`colbench.gyms.frontend.sweet_rl`). The env delegates its instructions, task set,
+    turn budget, message reading, designer and closing text to the protocol's object
+    (:mod:`colbench.gyms.frontend.protocols`).
 
     Weights are loaded when the env is first asked to score or to ``describe()`` itself (the
     runner does that before any episode), so a missing CLIP stops a run at once with a message
@@ -103,7 +93,7 @@ class FrontendEnv(TextEnv):
     env_id: ClassVar[str] = "colbench/Frontend"
     version: ClassVar[str] = "0"
     default_max_turns: ClassVar[int] = 10
-    protocol_specs: ClassVar[tuple[Protocol, ...]] = PROTOCOLS
+    protocol_specs: ClassVar[tuple[FrontendProtocol, ...]] = PROTOCOLS
     #: The actions as OpenAI tools (``colbench.tools``): ``ask`` and ``answer``.
     action_tools: ClassVar[tuple[ActionTool, ...]] = FRONTEND_TOOLS
 
@@ -114,31 +104,33 @@ class FrontendEnv(TextEnv):
                  render_timeout: float | None = None, image_dir: str | Path | None = None,
                  renderer: Any = None, render_mode: str | None = None,
                  compat: bool = False, protocol: str | None = None) -> None:
-        from colbench.gyms.frontend.designer import SUITE, make_designer
         from colbench.gyms.frontend.render.renderer import DEFAULT_TIMEOUT, find_browser
-        from colbench.gyms.frontend.tasks import cache_dir, load_frontend_tasks
+        from colbench.gyms.frontend.tasks import cache_dir
 
         self.choose_protocol(protocol)
-        self.harness = self.protocol == sweet_rl.PROTOCOL
-        # The harness's designer first: without a vision model the run stops before anything.
-        harness_designer = (sweet_rl.make_harness_designer(simulator, SUITE) if self.harness
-                            else None)
-        task_set = tasks if isinstance(tasks, TaskSet) else load_frontend_tasks(split, tasks)
+        rules = self.rules
+        task_set = tasks if isinstance(tasks, TaskSet) else rules.load_tasks(split, tasks)
+        if max_turns is None:
+            max_turns = rules.max_turns
         super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
         if renderer is None:
             find_browser()  # fail now, with how to install, rather than mid-episode
         self._renderer = renderer
         self.render_timeout = float(render_timeout or DEFAULT_TIMEOUT)
         self.image_dir = Path(image_dir) if image_dir is not None else cache_dir() / "renders"
-        self.simulator = harness_designer or make_designer(simulator)
+        # The designer is made when an episode or describe() first needs it (the runner
+        # describes the env before any episode, so a run without the designer its protocol
+        # needs, sweet-rl's vision model, stops at start); reading the tasks needs none.
+        self._simulator_spec = simulator
+        self._simulator: Any = None
         if isinstance(scorer, str) and clip_model and scorer == "clip":
             scorer = f"clip:{clip_model}"
         elif clip_model and not (isinstance(scorer, str) and scorer.startswith("clip")):
             raise ConfigError(f"clip_model={clip_model!r} needs scorer='clip', not {scorer!r}")
         self._scorer_spec = scorer
+        # Accepted so that one command line serves both ColBench suites; nothing to switch.
         if not isinstance(compat, bool):
             raise ConfigError(f"compat must be True or False, got {compat!r}")
-        self.compat = compat  # nothing to switch: see the class docstring
         self._scorer: Any = None
         self.success_threshold = float(success_threshold)
         self._store: Any = None
@@ -155,6 +147,13 @@ class FrontendEnv(TextEnv):
         self._target: Any = None
         self._target_path: Path | None = None
 
+    @property
+    def rules(self) -> FrontendProtocol:
+        """The protocol this instance plays, with the frontend's behaviour."""
+        spec = self.protocol_spec
+        assert isinstance(spec, FrontendProtocol)
+        return spec
+
     # -- lazily built parts ---------------------------------------------------------------------
     @property
     def scorer(self) -> Any:
@@ -163,6 +162,14 @@ class FrontendEnv(TextEnv):
 
             self._scorer = make_scorer(self._scorer_spec)
         return self._scorer
+
+    @property
+    def simulator(self) -> Any:
+        """The simulated designer the protocol makes from ``simulator`` (on first use)."""
+        with self._lock:
+            if self._simulator is None:
+                self._simulator = self.rules.make_designer(self._simulator_spec)
+            return self._simulator
 
     @property
     def store(self) -> Any:
@@ -177,15 +184,13 @@ class FrontendEnv(TextEnv):
 
     @property
     def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]
-        from colbench.gyms.frontend.scripted import SCRIPTED_AGENTS
+        from colbench.gyms.frontend.baselines import BASELINES
+        from colbench.gyms.frontend.oracle import OracleAgent
 
-        return SCRIPTED_AGENTS
+        return {"oracle": OracleAgent, **BASELINES}
 
     def system_prompt(self, task: Task) -> str:
-        if self.harness:
-            return sweet_rl.SYSTEM_PROMPT.format(max_turns=self._episode_max_turns,
-                                                 marker=ANSWER_MARKER)
-        return SYSTEM_PROMPT.format(max_turns=self._episode_max_turns, marker=ANSWER_MARKER)
+        return self.rules.system_prompt(self._episode_max_turns)
 
     # -- rendering --------------------------------------------------------------------------------
     def target_render(self) -> tuple[Any, Path]:
@@ -208,12 +213,14 @@ class FrontendEnv(TextEnv):
         if not isinstance(task.privileged.get("ground_truth"), str):
             raise ConfigError(f"task {task.id!r} has no target HTML (privileged ground_truth)")
         self._reset_state()
+        self.simulator  # noqa: B018  (made now: an episode must not fail at its first reply)
         self._dialogue = [{"role": "user", "content": task.prompt}]
         return task.prompt, {"images": []}
 
     def _act(self, action: str, *, last_turn: bool) -> Outcome:
         assert self.task is not None
-        html = extract_html(action)
+        rules = self.rules
+        html = rules.read_page(action)
         info: dict[str, Any] = {}
         if html is not None:
             self._html_messages += 1
@@ -224,11 +231,10 @@ class FrontendEnv(TextEnv):
         elif self._answer_path is not None:  # the same page again: its path must stay valid
             self.store.keep(self._answer, self._answer_path)
         info["images"] = [str(self._answer_path)] if self._answer_path is not None else []
-        final = is_final_answer(action)
+        final = rules.is_final(action)
         if not final and not last_turn:
             target, _ = self.target_render()
-            # The harness's designer sees the page of this message only, none from before.
-            shown = None if self.harness and html is None else self._answer
+            shown = rules.shown_page(html is not None, self._answer)
             reply = self.simulator.reply(self.task, list(self._dialogue), action,
                                          target=target, answer=shown)
             self._questions += 1
@@ -240,7 +246,7 @@ class FrontendEnv(TextEnv):
                        html_messages=self._html_messages)
         info.update(final_answer=self._last_html, target_image=metrics["target_image"],
                     final_image=metrics["final_image"])
-        observation = f"Your page scored {metrics['score']:.3f} against the page I had in mind."
+        observation = rules.closing_observation(metrics["score"])
         return Outcome(observation=observation, reward=metrics["score"], terminated=final,
                        info=info, metrics=metrics)
 

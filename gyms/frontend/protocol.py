@@ -10,7 +10,8 @@ import re
 
 from colbench.answer import ANSWER_MARKER, answer_text, is_final_answer
 
-__all__ = ["ANSWER_MARKER", "answer_text", "extract_html", "is_final_answer"]
+__all__ = ["ANSWER_MARKER", "answer_text", "extract_html", "final_answer_with",
+           "is_final_answer"]
 
 _FENCE = re.compile(r"```[ \t]*(?:html|htm|xhtml)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 _OPEN_FENCE = re.compile(r"```[ \t]*(?:html|htm)[ \t]*\n(.*)$", re.DOTALL | re.IGNORECASE)
@@ -39,3 +40,14 @@ def extract_html(message: str) -> str | None:
     if unclosed and _MARKUP.search(unclosed.group(1)):
         return unclosed.group(1).strip() + "\n"
     return None
+
+
+def final_answer_with(page: str) -> str:
+    """A final answer carrying ``page`` in an html fence (what the scripted agents send).
+
+    Parameters
+    ----------
+    page:
+        The page's HTML.
+    """
+    return f"{ANSWER_MARKER}\n```html\n{page.strip()}\n```"

@@ -39,10 +39,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from colbench.answer import ANSWER_MARKER, is_final_answer
+from colbench.answer import ANSWER_MARKER
 from colbench.gyms.frontend.env import FrontendEnv
 from colbench.gyms.frontend.protocol import extract_html
-from colbench.gyms.frontend.sweet_rl import PROTOCOL as SWEET_RL
+from colbench.gyms.frontend.protocols import PROTOCOLS, FrontendProtocol
+from colbench.protocols import choose
 from colbench.records import EpisodeRecord
 from colbench.replay import (
     MODEL_FAILURE_METRICS,
@@ -77,9 +78,11 @@ def final_message(page: str | None) -> str:
 class FrontendReplay:
     """Re-renders and re-scores ``colbench/Frontend-v0`` episodes; see the module docstring.
 
-    ``ranking``: a ``sweet-rl`` board ranks by mean similarity (``score``), the figure the
-    paper reports, then by success; ``success`` is colbench's own 0.9 threshold, which the
-    paper does not use. colbench's own protocol keeps the default (success, then score).
+    ``ranking``: each protocol's own (:attr:`FrontendProtocol.ranking`): a ``sweet-rl``
+    board ranks by mean similarity (``score``), the paper's second figure (its first, the
+    win rate against a reference, compares two runs), then by success; ``success`` is colbench's own 0.9 threshold, which the paper does not use.
+    colbench's own protocol keeps the default (success, then score). An episode is read by
+    the rules of the protocol its run played (its page, its final answer, its closing text).
 
     ``clip_models``: CLIP weights the server holds (folders or hub ids loaded offline);
     ``renderer``, ``image_dir``, ``render_timeout``: as for :class:`FrontendEnv` (default:
@@ -87,7 +90,8 @@ class FrontendReplay:
     recorded score may be from the server's; ``workers``: episodes checked at once.
     """
 
-    ranking: ClassVar[dict[str, tuple[str, ...]]] = {SWEET_RL: ("score", "success_rate")}
+    ranking: ClassVar[dict[str, tuple[str, ...]]] = {
+        protocol.name: protocol.ranking for protocol in PROTOCOLS if protocol.ranking}
 
     def __init__(self, sandbox: object = None, *, clip_models: Sequence[str] | None = None,
                  renderer: Any = None, image_dir: str | Path | None = None,
@@ -158,8 +162,20 @@ class FrontendReplay:
                 "pages"]
 
     # -- one episode ----------------------------------------------------------------------------
+    @staticmethod
+    def rules_for(run: RunFacts) -> FrontendProtocol:
+        """The protocol ``run`` played, whose rules read its episodes.
+
+        Parameters
+        ----------
+        run:
+            What the run's ``summary.json`` says (its ``protocol``).
+        """
+        return choose(PROTOCOLS, run.protocol, "FrontendReplay")
+
     def check(self, task: Task, record: EpisodeRecord, run: RunFacts) -> ReplayResult:
         where = f"{record.task_id} trial {record.trial}"
+        rules = self.rules_for(run)
         model_failed = getattr(record, "failure", None) == "model"
         turns = record.turns
         problems: list[str] = []
@@ -172,7 +188,7 @@ class FrontendReplay:
             if turns[number].observation != turns[number - 1].next_observation:
                 problems.append(f"{where}: turn {number + 1} does not start from the reply to "
                                 f"turn {number}")
-        final_at = next((i for i, t in enumerate(turns) if is_final_answer(t.action)), None)
+        final_at = next((i for i, t in enumerate(turns) if rules.is_final(t.action)), None)
         if final_at is not None and final_at + 1 < len(turns):
             problems.append(f"{where}: turn {final_at + 1} is a final answer but the "
                             "transcript goes on")
@@ -187,8 +203,8 @@ class FrontendReplay:
             if not same_value(turn.reward, 0.0):
                 problems.append(f"{where}: turn {number}: recorded reward "
                                 f"{show_value(turn.reward)}, but only the last turn is scored")
-        pages = [html for html in (extract_html(t.action) for t in turns) if html is not None]
-        answered = is_final_answer(turns[-1].action)
+        pages = [html for html in (rules.read_page(t.action) for t in turns) if html is not None]
+        answered = rules.is_final(turns[-1].action)
         counted = {"answered": answered, "questions": len(turns) - 1, "turns": len(turns),
                    "html_messages": len(pages)}
         if (record.terminated or record.truncated) and \
@@ -214,8 +230,8 @@ class FrontendReplay:
         metrics.update(counted)
         recorded_score = record.metrics.get("score")
         closing = turns[-1].next_observation
-        if isinstance(recorded_score, (int, float)) and closing is not None and closing != \
-                f"Your page scored {recorded_score:.3f} against the page I had in mind.":
+        if isinstance(recorded_score, (int, float)) and closing is not None and \
+                closing != rules.closing_observation(recorded_score):
             problems.append(f"{where}: turn {len(turns)}: the recorded closing message does "
                             "not state the recorded score")
         if not same_value(turns[-1].reward, recorded_score):

@@ -20,10 +20,13 @@ agent more than the paper's designer did. This module restates the harness's des
   ``openai:`` endpoint serving a vision model, e.g. vLLM or a hosted API); without one the
   protocol refuses at start, naming the flag. The ``hf:`` adapter is text-only and is refused.
 * **Scores.** As in the harness and colbench's own protocol: the CLIP ViT-B/32 cosine of
-  the last rendered page against the target (a black picture when there is none); the
-  paper's headline is its mean, which the summary reports as ``score``. ``success`` (score
-  at least ``success_threshold``) stays recorded, but it is colbench's threshold, not the
-  paper's; the paper's other figure, the win rate against another model, compares two runs.
+  the last rendered page against the target (a black picture when there is none). The paper
+  leads with the win rate against a reference model (per task, the higher similarity wins):
+  it compares two runs, so ``colbench compare RUN RUN_REF`` computes it, and the
+  leaderboard's sweet-rl board shows it against the reference entry its operator names. Its
+  second figure is the mean similarity, which the summary reports as ``score``. ``success``
+  (score at least ``success_threshold``) stays recorded, but it is colbench's threshold, not
+  the paper's.
 
 Where colbench differs, and why: the agent's page is read from its message the colbench way
 (the last fenced or ``<html>`` page; the harness takes the first ``<html>...</html>`` or

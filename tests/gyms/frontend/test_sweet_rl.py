@@ -100,9 +100,25 @@ def test_without_a_vision_model_the_protocol_refuses_naming_the_flag(spec):
         sweet_rl.make_harness_designer(spec, SUITE)
 
 
-def test_the_env_refuses_at_start_without_a_vision_model():
-    with pytest.raises(ConfigError, match="--protocol sweet-rl needs a vision model"):
-        FrontendEnv(protocol="sweet-rl", scorer="perceptual")
+def test_the_env_refuses_at_start_without_a_vision_model(tmp_path, renderer, image_dir):
+    refusal = "--protocol sweet-rl needs a vision model"
+    # Its tasks are read without one (the leaderboard loads a sweet-rl split so)...
+    env = FrontendEnv(protocol="sweet-rl", scorer="perceptual", renderer=renderer,
+                      image_dir=image_dir)
+    assert len(env.tasks) == 500 and env.max_turns == 10
+    # ...but describing it (the runner does before any episode) or starting an episode stops.
+    with pytest.raises(ConfigError, match=refusal):
+        env.describe()
+    with pytest.raises(ConfigError, match=refusal):
+        env.reset(seed=0)
+    from colbench.runner import EvalConfig, evaluate
+
+    out = tmp_path / "run"
+    with pytest.raises(ConfigError, match=refusal):
+        evaluate(EvalConfig(env="colbench/Frontend-v0", model="scripted:oracle", out=out,
+                            num_tasks=1, progress=False,
+                            env_kwargs={"protocol": "sweet-rl", "scorer": "perceptual"}))
+    assert not (out / "episodes.jsonl").exists()
 
 
 class TextOnly(BaseChatModel):
