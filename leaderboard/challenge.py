@@ -23,6 +23,12 @@ honest one. A challenge split closes that door:
   each task at most ``challenge_episodes_per_task`` times the env's question budget of
   distinct questions (asking the same again costs nothing, so retries and resumed runs are
   free). No endpoint ever returns a reference, a test call or a test result.
+* **The env asks the server too** where it needs the hidden world (``POST
+  /api/v1/challenges/NAME/env``, with a token): a DeepSearch run searches and opens the
+  challenge world's articles there. The suite's ``colbench.task_sets`` entry answers
+  (``serve_challenge(task, request)``) from the hidden task, counted against the same
+  per-token, per-task budget as the simulated human's questions (repeating a request is
+  free). It answers what the env shows the agent, never the task's answer or seed.
 * **Scoring** happens when the run is submitted: the worker verifies it against the hidden
   tasks with the suite's own replay (:class:`ChallengeReplay`), which recomputes every reply
   of the simulated human and scores the final answers against the hidden tests. The record's
@@ -292,7 +298,8 @@ class ChallengeReplay:
 
     def run_problems(self, run: RunFacts) -> list[str]:
         problems = []
-        if run.simulator != REMOTE_SIMULATOR:
+        # A suite whose replay says its env has no simulated human (DeepSearch) asks none.
+        if getattr(self.inner, "asks_simulator", True) and run.simulator != REMOTE_SIMULATOR:
             problems.append(f"the run used the simulator {run.simulator!r}; a challenge run "
                             "asks the server's (--simulator challenge:URL)")
         return problems + self.inner.run_problems(self.server_facts(run))
@@ -419,38 +426,95 @@ def question_budget(settings: LeaderboardSettings, max_turns: int | None) -> int
     return settings.challenge_episodes_per_task * max(1, turn_budget(max_turns) - 1)
 
 
-def simulated_reply(db: Database, settings: LeaderboardSettings, catalog: SuiteCatalog,
-                    token_id: int, name: str, body: Any) -> str:
-    """The server's simulated human's reply to ``body`` (``task_id``, ``dialogue``,
-    ``message``) on challenge ``name``, counted against the token's budget for the task."""
-    if not isinstance(body, dict):
-        raise ChallengeError(400, "send a JSON object with task_id, dialogue and message")
+def _asked_task(db: Database, name: str, body: dict[str, Any]
+                ) -> tuple[ChallengeInfo, TaskSet, str]:
+    """The challenge ``name``, its hidden tasks and the id of the one ``body`` asks about
+    (its ``task_id``); a ChallengeError when it names none of them."""
     hidden = hidden_tasks(db, name)
     info = get_challenge(db, name)
     assert info is not None
     task_id = body.get("task_id")
     if not isinstance(task_id, str) or task_id not in set(hidden.ids()):
         raise ChallengeError(404, f"challenge {name!r} has no task {str(task_id)[:100]!r}")
+    return info, hidden, task_id
+
+
+def _max_turns(catalog: SuiteCatalog, env: str) -> int | None:
+    suite = catalog.get(env)
+    return suite.max_turns if suite is not None else None
+
+
+def _charge(db: Database, settings: LeaderboardSettings, max_turns: int | None,
+            token_id: int, name: str, task_id: str, asked: Any) -> None:
+    """Count ``asked`` (a question, or an env's request) against the token's budget for the
+    task, unless the same was asked before; refuse it past the budget."""
+    digest = hashlib.sha256(json.dumps(asked, sort_keys=True)
+                            .encode("utf-8", "surrogatepass")).hexdigest()
+    where = (ChallengeQuestion.challenge == name, ChallengeQuestion.token_id == token_id,
+             ChallengeQuestion.task_id == task_id)
+    try:
+        _count_question(db, where, question_budget(settings, max_turns), task_id,
+                        ChallengeQuestion(challenge=name, token_id=token_id, task_id=task_id,
+                                          digest=digest, asked_at=utcnow()))
+    except IntegrityError:
+        pass  # the same, counted a moment ago by a concurrent request
+
+
+def simulated_reply(db: Database, settings: LeaderboardSettings, catalog: SuiteCatalog,
+                    token_id: int, name: str, body: Any) -> str:
+    """The server's simulated human's reply to ``body`` (``task_id``, ``dialogue``,
+    ``message``) on challenge ``name``, counted against the token's budget for the task."""
+    if not isinstance(body, dict):
+        raise ChallengeError(400, "send a JSON object with task_id, dialogue and message")
+    info, hidden, task_id = _asked_task(db, name, body)
     message = body.get("message")
     if not isinstance(message, str) or len(message) > MAX_MESSAGE_CHARS:
         raise ChallengeError(400, f"message must be text of at most {MAX_MESSAGE_CHARS} "
                                   "characters")
-    suite = catalog.get(info.env)
-    max_turns = suite.max_turns if suite is not None else None
+    max_turns = _max_turns(catalog, info.env)
     dialogue = _dialogue(body.get("dialogue", []), 2 * turn_budget(max_turns))
-    digest = hashlib.sha256(json.dumps([dialogue, message], sort_keys=True)
-                            .encode("utf-8", "surrogatepass")).hexdigest()
-    budget = question_budget(settings, max_turns)
-    where = (ChallengeQuestion.challenge == name, ChallengeQuestion.token_id == token_id,
-             ChallengeQuestion.task_id == task_id)
-    try:
-        _count_question(db, where, budget, task_id, ChallengeQuestion(
-            challenge=name, token_id=token_id, task_id=task_id, digest=digest,
-            asked_at=utcnow()))
-    except IntegrityError:
-        pass  # the same question, counted a moment ago by a concurrent request
+    _charge(db, settings, max_turns, token_id, name, task_id, [dialogue, message])
     task = hidden.get(task_id)
     return str(_simulator(task.suite).reply(task, dialogue, message))
+
+
+def env_request(db: Database, settings: LeaderboardSettings, catalog: SuiteCatalog,
+                token_id: int, name: str, body: Any) -> Any:
+    """The suite's answer to ``body`` (``task_id``, ``request``): a request of a run's env
+    about a hidden task of challenge ``name`` (a search of the challenge world), answered
+    by the suite's ``colbench.task_sets`` entry (``serve_challenge(task, request)``) and
+    counted against the token's budget for the task like a question (a request the suite
+    refuses as malformed is not counted).
+
+    Parameters
+    ----------
+    db, settings, catalog:
+        The server's database, settings and suites.
+    token_id:
+        The asking token.
+    name:
+        The challenge.
+    body:
+        The JSON request body.
+    """
+    if not isinstance(body, dict) or not isinstance(body.get("request"), dict):
+        raise ChallengeError(400, "send a JSON object with task_id and request (an object)")
+    info, hidden, task_id = _asked_task(db, name, body)
+    try:
+        source = _task_set_source(info.env)
+    except ConfigError:
+        source = None
+    serve = getattr(source, "serve_challenge", None)
+    if not callable(serve):
+        raise ChallengeError(404, f"{info.env}'s env asks the server nothing")
+    request = body["request"]
+    try:
+        answer = serve(hidden.get(task_id), request)
+    except ConfigError as exc:  # a malformed request costs nothing
+        raise ChallengeError(400, str(exc)) from None
+    _charge(db, settings, _max_turns(catalog, info.env), token_id, name, task_id,
+            ["env", request])
+    return answer
 
 
 def _count_question(db: Database, where: tuple[Any, ...], budget: int, task_id: str,

@@ -2,12 +2,14 @@
 
 ``GET /challenges`` lists them (public facts only); ``GET /challenges/NAME/tasks`` gives a
 token holder the public part of the tasks; ``POST /challenges/NAME/reply`` asks the server's
-simulated human, within the token's question budget. Nothing here returns a reference, a
-test call or a test result.
+simulated human, within the token's question budget; ``POST /challenges/NAME/env`` asks the
+suite's env service (a DeepSearch search of the challenge world), within the same budget.
+Nothing here returns a reference, a test call or a test result.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from flask import jsonify, request, url_for
@@ -19,6 +21,7 @@ from colbench.leaderboard.app import state
 from colbench.leaderboard.challenge import (
     ChallengeError,
     ChallengeInfo,
+    env_request,
     get_challenge,
     hidden_tasks,
     list_challenges,
@@ -72,19 +75,32 @@ def get_challenge_tasks(name: str) -> Any:
     return jsonify(body)
 
 
-@api.post("/challenges/<name>/reply")
-def post_challenge_reply(name: str) -> Any:
+def _token_request(what: str, key: str, answer: Callable[[int, Any], Any]) -> Any:
+    """A token holder's POST: at most :data:`MAX_REPLY_REQUEST_BYTES` (``what`` names it in
+    the refusal), answered as ``{key: answer(token_id, json_body)}``."""
     length = request.content_length
     if length is not None and length > MAX_REPLY_REQUEST_BYTES:
-        return refuse(413, f"a reply request is at most {MAX_REPLY_REQUEST_BYTES} bytes")
+        return refuse(413, f"{what} is at most {MAX_REPLY_REQUEST_BYTES} bytes")
     try:
         token = _token()
     except AuthError as exc:
         return _auth_refusal(exc)
-    body = request.get_json(silent=True)
-    st = state()
     try:
-        reply = simulated_reply(st.db, st.settings, st.catalog, token.id, name, body)
+        result = answer(token.id, request.get_json(silent=True))
     except ChallengeError as exc:
         return refuse(exc.status, exc.message)
-    return jsonify({"reply": reply})
+    return jsonify({key: result})
+
+
+@api.post("/challenges/<name>/reply")
+def post_challenge_reply(name: str) -> Any:
+    st = state()
+    return _token_request("a reply request", "reply", lambda token_id, body: simulated_reply(
+        st.db, st.settings, st.catalog, token_id, name, body))
+
+
+@api.post("/challenges/<name>/env")
+def post_challenge_env(name: str) -> Any:
+    st = state()
+    return _token_request("an env request", "answer", lambda token_id, body: env_request(
+        st.db, st.settings, st.catalog, token_id, name, body))

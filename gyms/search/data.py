@@ -8,17 +8,19 @@
 - ``colbench data build search``: generates the built-in splits' questions now (they are
   generated on first use anyway, in about a second each).
 - ``colbench leaderboard challenge mint NAME --env colbench/DeepSearch-v0``: the server's
-  secret seed makes a challenge world of its own (:meth:`SearchTaskSets.mint`).
+  secret seed makes a challenge world of its own (:meth:`SearchTaskSets.mint`), which the
+  server's ``POST .../env`` lets a run search (:meth:`SearchTaskSets.serve_challenge`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from colbench import taskcache
 from colbench.gyms.search.agentgym import load_qa_file
 from colbench.gyms.search.tasks import load_search_tasks, mint_search_tasks
-from colbench.tasks import TaskSet
+from colbench.tasks import Task, TaskSet
 
 #: The suite name of ``colbench data`` and of the private cache folder.
 SUITE = "search"
@@ -59,6 +61,22 @@ class SearchTaskSets:
             The challenge split's name.
         """
         return mint_search_tasks(seed, count, split)
+
+    def serve_challenge(self, task: Task, request: dict[str, Any]) -> dict[str, Any]:
+        """The leaderboard's answer to a challenge run's env request about the hidden
+        ``task`` (a search or an article of its world; see
+        :func:`colbench.gyms.search.challenge.serve_challenge`).
+
+        Parameters
+        ----------
+        task:
+            The hidden task.
+        request:
+            The env's request.
+        """
+        from colbench.gyms.search.challenge import serve_challenge
+
+        return serve_challenge(task, request)
 
 
 TASK_SETS = SearchTaskSets()

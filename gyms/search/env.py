@@ -9,8 +9,9 @@ from typing import Any, ClassVar
 from colbench.env import Outcome, TextEnv
 from colbench.errors import ConfigError
 from colbench.gyms.search import agentgym
+from colbench.gyms.search.challenge import ChallengeLibrary, check_challenge_url
 from colbench.gyms.search.data import saved_task_file
-from colbench.gyms.search.game import format_hits, parse_action
+from colbench.gyms.search.game import Library, format_hits, parse_action
 from colbench.gyms.search.protocols import MAX_TURNS, PROTOCOLS, SearchProtocol
 from colbench.gyms.search.tasks import SPLIT_SEEDS, Corpus, load_corpus, load_search_tasks
 from colbench.gyms.search.world import CHALLENGE_NAMES
@@ -81,6 +82,9 @@ class DeepSearchEnv(TextEnv):
     (``question``, ``golden_answers``) with ``corpus`` (a Search-R1 corpus JSONL, indexed
     with BM25) or ``retriever`` (the URL of a Search-R1 retrieval server); without them it
     plays the generated world. The scripted baselines speak colbench's protocol only.
+    ``challenge``: a leaderboard challenge's URL; its fetched tasks (``tasks``) are asked
+    over a world only the server holds, which every search and open asks (see
+    ``colbench.gyms.search.challenge``).
 
     ## Registered ids
 
@@ -103,13 +107,19 @@ class DeepSearchEnv(TextEnv):
                  world_seed: int | None = None, hops: int | None = None,
                  top_k: int = DEFAULT_TOP_K, max_turns: int | None = None,
                  corpus: str | None = None, retriever: str | None = None,
-                 render_mode: str | None = None, protocol: str | None = None) -> None:
+                 challenge: str | None = None, render_mode: str | None = None,
+                 protocol: str | None = None) -> None:
         self.choose_protocol(protocol)
         rules = self.rules
         if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 50:
             raise ConfigError(f"DeepSearch top_k must be a whole number from 1 to 50, "
                               f"got {top_k!r}")
-        rules.check_sources(corpus, retriever)
+        rules.check_sources(corpus, retriever, challenge)
+        #: The leaderboard challenge whose world the tasks are asked over (its URL), or None.
+        self.challenge = check_challenge_url(challenge) if challenge else None
+        if self.challenge and tasks is None:
+            raise ConfigError("DeepSearch challenge= needs the challenge's tasks: --tasks the "
+                              "file 'colbench leaderboard challenge fetch' saved")
         #: The user's retriever (agentgym with a corpus or a server), else None: the world's.
         self.user_retriever: agentgym.Retriever | None = (
             agentgym.corpus_retriever(corpus) if corpus
@@ -121,7 +131,7 @@ class DeepSearchEnv(TextEnv):
         self.top_k = top_k
         #: The episode's game, as the protocol plays it (what was searched and opened).
         self.game: Any = None
-        #: The episode's generated corpus (None over a user's retriever).
+        #: The episode's generated corpus (None over a user's retriever or a challenge).
         self.corpus: Corpus | None = None
 
     @property
@@ -149,7 +159,7 @@ class DeepSearchEnv(TextEnv):
                                   "asked over it: tasks= a QA JSONL (question, "
                                   "golden_answers)")
             task_set = self.rules.generated_tasks(load_search_tasks(split, world_seed, hops))
-        if self.user_retriever is None:
+        if self.user_retriever is None and self.challenge is None:
             for task in task_set:
                 if not isinstance(task.privileged.get("world_seed"), int):
                     raise ConfigError(f"DeepSearch task {task.id!r} names no world_seed in "
@@ -185,10 +195,13 @@ class DeepSearchEnv(TextEnv):
         return self.rules.system_prompt(self.top_k, self._episode_max_turns)
 
     def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:
-        if self.user_retriever is None:
-            self.corpus = load_corpus(int(task.privileged["world_seed"]),
-                                      task.privileged.get("world_names"))
-        self.game = self.rules.new_game(task, self.corpus, self.user_retriever, self.top_k)
+        library: Library | None = None
+        if self.challenge is not None:
+            library = ChallengeLibrary(self.challenge, task)
+        elif self.user_retriever is None:
+            self.corpus = library = load_corpus(int(task.privileged["world_seed"]),
+                                                task.privileged.get("world_names"))
+        self.game = self.rules.new_game(task, library, self.user_retriever, self.top_k)
         return f"Question: {task.prompt}", {}
 
     def _act(self, action: str, *, last_turn: bool) -> Outcome:

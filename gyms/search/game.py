@@ -114,9 +114,10 @@ class DeepSearchGame:
     def metrics(self, answer: str | None, turns: int) -> dict[str, Any]:
         """The episode's metrics after ``turns`` turns, ``answer`` the final answer (None:
         none was given)."""
-        gold = str(self.task.privileged["answer"])
-        em = answer is not None and exact_match(answer, gold)
-        f1 = token_f1(answer, gold) if answer is not None else 0.0
+        # A challenge's public task has no answer: the server scores it (0 here).
+        gold = self.task.privileged.get("answer")
+        em = answer is not None and gold is not None and exact_match(answer, str(gold))
+        f1 = token_f1(answer, str(gold)) if answer is not None and gold is not None else 0.0
         evidence = list(self.task.privileged.get("evidence", []))
         recall = (sum(d in self.opened for d in evidence) / len(evidence)) if evidence else 0.0
         return {"success": em, "score": f1, "exact_match": float(em), "f1": f1,
@@ -162,10 +163,11 @@ class DeepSearchGame:
         """The oracle's next message: for each evidence article in order, search its title,
         then open it from the results; after the last, the gold answer."""
         data = self.task.privileged
-        for document, title in zip(data["evidence"], data["evidence_titles"], strict=True):
+        for document, title in zip(data.get("evidence", []), data.get("evidence_titles", []),
+                                   strict=True):
             if document in self.opened:
                 continue
             if any(hit.document.id == document for hit in self.last_hits):
                 return f"Action: open[{document}]"
             return f"Action: search[{title}]"
-        return f"Action: answer[{data['answer']}]"
+        return f"Action: answer[{data.get('answer', 'unknown')}]"

@@ -17,7 +17,7 @@ from typing import Any
 
 from colbench.errors import ConfigError
 from colbench.gyms.search import agentgym
-from colbench.gyms.search.game import SYSTEM_PROMPT, DeepSearchGame
+from colbench.gyms.search.game import SYSTEM_PROMPT, DeepSearchGame, Library
 from colbench.gyms.search.tasks import Corpus
 from colbench.gyms.search.tools import AGENTGYM_TOOLS, COLBENCH_TOOLS
 from colbench.protocols import DEFAULT_PROTOCOL, Protocol
@@ -39,8 +39,9 @@ class SearchProtocol(Protocol):
     #: The actions as OpenAI tools (``colbench.tools``): the protocol's grammar.
     action_tools: tuple[ActionTool, ...] = COLBENCH_TOOLS
 
-    def check_sources(self, corpus: str | None, retriever: str | None) -> None:
-        """Refuse a user corpus or retrieval server where the protocol takes none.
+    def check_sources(self, corpus: str | None, retriever: str | None,
+                      challenge: str | None) -> None:
+        """Refuse a user corpus, retrieval server or challenge where the protocol takes none.
 
         Parameters
         ----------
@@ -48,6 +49,8 @@ class SearchProtocol(Protocol):
             The ``corpus=`` argument (a corpus JSONL), or None.
         retriever:
             The ``retriever=`` argument (a retrieval server's URL), or None.
+        challenge:
+            The ``challenge=`` argument (a leaderboard challenge's URL), or None.
         """
         if corpus or retriever:
             raise ConfigError("DeepSearch corpus= and retriever= are for --protocol agentgym")
@@ -73,17 +76,18 @@ class SearchProtocol(Protocol):
         search."""
         return SYSTEM_PROMPT.format(top_k=top_k, max_turns=max_turns)
 
-    def new_game(self, task: Task, corpus: Corpus | None,
+    def new_game(self, task: Task, corpus: Library | None,
                  user_retriever: agentgym.Retriever | None, top_k: int) -> Any:
-        """The game of a new episode on ``task``: over the task's generated ``corpus``, or
-        the user's retriever where the protocol takes one.
+        """The game of a new episode on ``task``: over the task's articles (``corpus``: its
+        generated world's, or a challenge world's on the server), or the user's retriever
+        where the protocol takes one.
 
         Parameters
         ----------
         task:
             The episode's task.
         corpus:
-            The task's generated world's corpus, or None when a user retriever is given.
+            The task's articles, or None when a user retriever is given.
         user_retriever:
             The user's retriever, or None.
         top_k:
@@ -106,7 +110,11 @@ class AgentGymSearchProtocol(SearchProtocol):
 
     action_tools: tuple[ActionTool, ...] = AGENTGYM_TOOLS
 
-    def check_sources(self, corpus: str | None, retriever: str | None) -> None:
+    def check_sources(self, corpus: str | None, retriever: str | None,
+                      challenge: str | None) -> None:
+        if challenge:
+            raise ConfigError("DeepSearch challenges are played under colbench's protocol; "
+                              "drop --protocol agentgym")
         if corpus and retriever:
             raise ConfigError("DeepSearch takes corpus= or retriever=, not both")
 
@@ -128,10 +136,10 @@ class AgentGymSearchProtocol(SearchProtocol):
     def system_prompt(self, top_k: int, max_turns: int) -> str:
         return agentgym.SYSTEM_PROMPT
 
-    def new_game(self, task: Task, corpus: Corpus | None,
+    def new_game(self, task: Task, corpus: Library | None,
                  user_retriever: agentgym.Retriever | None, top_k: int) -> Any:
         if user_retriever is None:
-            assert corpus is not None
+            assert isinstance(corpus, Corpus)
             user_retriever = agentgym.IndexRetriever(corpus.index)
         return agentgym.SearchQAGame(task, user_retriever)
 

@@ -50,6 +50,8 @@ class DeepSearchReplay(EnvReplay):
     """Replays ``colbench/DeepSearch-v0`` episodes; see the module docstring. Takes no
     options (``sandbox=``, handed to every replay by a server, is ignored: no code runs)."""
 
+    #: A DeepSearch env has no simulated human (a challenge run asks the server none).
+    asks_simulator: ClassVar[bool] = False
     checked_metrics: ClassVar[tuple[str, ...]] = (
         "score", "success", "exact_match", "f1", "answered", "searches", "opened",
         "evidence_recall", "turns", "invalid_actions", "hops", "kind")
