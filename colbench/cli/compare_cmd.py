@@ -4,44 +4,22 @@ Each task both runs played is one match: the run wins it when its task score (th
 metric over the task's scored trials; the frontend's ``score`` is the CLIP similarity, as the
 paper's win rate compares) is higher than the reference's, loses it when lower, and a tie
 counts half. The win rate is the mean over the shared tasks, with a 95% interval (Wilson's,
-from :func:`colbench.stats.bounded_interval`). Runs of different envs or protocols are refused:
-their scores do not compare.
+from :func:`colbench.stats.bounded_interval`), computed by :mod:`colbench.winrate`. Runs of
+different envs or protocols are refused: their scores do not compare.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 
 from colbench.errors import ConfigError
+from colbench.winrate import WinRate, win_rate
+
+__all__ = ["DEFAULT_METRIC", "WinRate", "add_parser", "run", "task_scores", "win_rate"]
 
 DEFAULT_METRIC = "score"
-
-
-@dataclass(frozen=True)
-class WinRate:
-    """One run's record against a reference on their shared tasks.
-
-    Parameters
-    ----------
-    tasks:
-        How many tasks both runs scored.
-    wins, ties, losses:
-        The run's matches won, tied and lost.
-    rate:
-        ``(wins + ties / 2) / tasks``.
-    interval:
-        The rate's 95% interval.
-    """
-
-    tasks: int
-    wins: int
-    ties: int
-    losses: int
-    rate: float
-    interval: tuple[float, float]
 
 
 def task_scores(run: Path, metric: str) -> dict[str, float]:
@@ -70,29 +48,6 @@ def task_scores(run: Path, metric: str) -> dict[str, float]:
                               "metric (choose another with --metric)")
         values[record.task_id].append(float(value))
     return {task: sum(scores) / len(scores) for task, scores in values.items()}
-
-
-def win_rate(scores: dict[str, float], reference: dict[str, float]) -> WinRate:
-    """The win rate of ``scores`` against ``reference`` on the tasks both hold.
-
-    Parameters
-    ----------
-    scores, reference:
-        Task id -> task score, of the run and of the reference.
-    """
-    from colbench.stats import bounded_interval
-
-    shared = sorted(set(scores) & set(reference))
-    if not shared:
-        raise ConfigError("the two runs share no scored task: a win rate compares runs on "
-                          "the same tasks")
-    outcomes = [1.0 if scores[t] > reference[t] else 0.0 if scores[t] < reference[t] else 0.5
-                for t in shared]
-    wins = sum(1 for o in outcomes if o == 1.0)
-    ties = sum(1 for o in outcomes if o == 0.5)
-    rate = sum(outcomes) / len(outcomes)
-    return WinRate(tasks=len(shared), wins=wins, ties=ties, losses=len(shared) - wins - ties,
-                   rate=rate, interval=bounded_interval(outcomes))
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
