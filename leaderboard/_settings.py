@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from colbench.errors import ConfigError
+from colbench.protocols import DEFAULT_PROTOCOL
 
 if TYPE_CHECKING:
     from colbench.leaderboard.upload import UploadLimits
@@ -27,6 +28,64 @@ def default_db_url() -> str:
     if url:
         return url
     return f"sqlite:///{Path.cwd() / DEFAULT_DB_FILE}"
+
+
+@dataclass(frozen=True)
+class BoardReference:
+    """The entry a board's win rates are measured against (setting ``win_rate_references``).
+
+    Parameters
+    ----------
+    env:
+        The board's env id (``colbench/Frontend-v0``).
+    submission:
+        The id of the reference entry (a submission on that board).
+    split:
+        The board's split.
+    protocol:
+        The board's protocol.
+    """
+
+    env: str
+    submission: str
+    split: str = "test"
+    protocol: str = DEFAULT_PROTOCOL
+
+    @classmethod
+    def from_setting(cls, item: Any) -> BoardReference:
+        """One item of ``win_rate_references``: a JSON object with ``env`` and
+        ``submission`` and, optionally, ``split`` (default ``test``) and ``protocol``
+        (default colbench's own). Anything else is a ConfigError naming what is wrong.
+
+        Parameters
+        ----------
+        item:
+            The item as read from the settings file (or a BoardReference).
+        """
+        if isinstance(item, BoardReference):
+            return item
+        keys = ("env", "submission", "split", "protocol")
+        if not isinstance(item, dict) or not {"env", "submission"} <= set(item) \
+                or set(item) - set(keys):
+            raise ConfigError("each item of leaderboard setting win_rate_references is an "
+                              'object {"env": ENV, "split": SPLIT, "protocol": PROTOCOL, '
+                              '"submission": ID} (split and protocol optional), got '
+                              f"{item!r}")
+        for key, value in item.items():
+            if not isinstance(value, str) or not value.strip():
+                raise ConfigError(f"win_rate_references: {key} must be a non-empty string, "
+                                  f"got {value!r}")
+        reference = cls(**{key: value.strip() for key, value in item.items()})
+        if reference.split.startswith("challenge:"):
+            raise ConfigError(f"win_rate_references: {reference.split!r} is a challenge "
+                              "split, whose per-task results are sealed; a win rate compares "
+                              "them task by task")
+        return reference
+
+    @property
+    def board(self) -> tuple[str, str, str]:
+        """The board it belongs to: (env, split, protocol)."""
+        return (self.env, self.split, self.protocol)
 
 
 @dataclass
@@ -96,6 +155,12 @@ class LeaderboardSettings:
     #: installed package, never a path) whose words Backend-v1 challenges draw along with the
     #: package's; ``challenge mint --vocabulary`` overrides it. None: the package's alone.
     challenge_vocabulary: str | None = None
+    #: Per board, the entry every other entry's win rate is measured against: a list of
+    #: ``{"env", "split", "protocol", "submission"}`` objects (split ``test`` and protocol
+    #: ``colbench`` by default), at most one per board. Such a board shows each entry's
+    #: per-task win rate against it, with its 95% interval, beside the mean score (the
+    #: frontend's CLIP similarity: the paper's first figure under ``sweet-rl``).
+    win_rate_references: tuple[BoardReference, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("max_upload_bytes", "max_episodes_bytes", "max_summary_bytes",
@@ -129,11 +194,35 @@ class LeaderboardSettings:
         if vocabulary is not None and (not isinstance(vocabulary, str) or not vocabulary):
             raise ConfigError("leaderboard setting challenge_vocabulary must name a registered "
                               f"vocabulary (or be null), got {vocabulary!r}")
+        if not isinstance(self.win_rate_references, (list, tuple)):
+            raise ConfigError("leaderboard setting win_rate_references must be a list of "
+                              f"objects, got {self.win_rate_references!r}")
+        references = tuple(BoardReference.from_setting(item)
+                           for item in self.win_rate_references)
+        boards = [reference.board for reference in references]
+        twice = sorted({board for board in boards if boards.count(board) > 1})
+        if twice:
+            raise ConfigError("win_rate_references names more than one reference for the "
+                              f"board(s) {', '.join(' '.join(board) for board in twice)}")
+        self.win_rate_references = references
         from colbench.leaderboard._versions import parse_version
 
         if parse_version(self.min_colbench_version) is None:
             raise ConfigError("leaderboard setting min_colbench_version is not a version: "
                               f"{self.min_colbench_version!r}")
+
+    def win_rate_reference(self, env: str, split: str, protocol: str) -> str | None:
+        """The id of the reference entry of a board, or None when it has none.
+
+        Parameters
+        ----------
+        env, split, protocol:
+            The board.
+        """
+        for reference in self.win_rate_references:
+            if reference.board == (env, split, protocol):
+                return reference.submission
+        return None
 
     def upload_limits(self) -> UploadLimits:
         """The limits an upload's episodes are read under (see :class:`UploadLimits`)."""

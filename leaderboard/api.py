@@ -22,7 +22,7 @@ from typing import Any
 from flask import Blueprint, jsonify, request, url_for
 from sqlalchemy import delete, func, select
 
-from colbench.leaderboard import queries
+from colbench.leaderboard import queries, winrates
 from colbench.leaderboard._db import (
     LISTED,
     PENDING,
@@ -208,7 +208,9 @@ def list_boards() -> Any:
     return jsonify({"boards": [{"env": b.env, "split": b.split, "protocol": b.protocol,
                                 "entries": b.entries, "verified": b.verified,
                                 "challenge": challenge_name(b.split),
-                                "ranked_by": list(queries.ranking(b.env, b.protocol))}
+                                "ranked_by": list(queries.ranking(b.env, b.protocol)),
+                                "win_rate_reference": state().settings.win_rate_reference(
+                                    b.env, b.split, b.protocol)}
                                for b in queries.boards(state().db)]})
 
 
@@ -242,11 +244,13 @@ def get_leaderboard() -> Any:
     limit = state().settings.page_size
     result = queries.board(state().db, env, split, page=page, page_size=limit,
                            statuses=statuses, protocol=protocol)
+    rates = winrates.for_board(state().db, state().settings, env, split, protocol, result.rows)
     entries = [{
         "rank": row["rank"], "id": row["id"], "model_name": row["model_name"],
         "organization": row["organization"],
         "success_rate": _metric(row["success_mean"], row["success_lo"], row["success_hi"]),
         "score": _metric(row["score_mean"], row["score_lo"], row["score_hi"]),
+        "win_rate": None if rates is None else winrates.rate_json(rates.rates.get(row["id"])),
         "ranked_values": row["ranked_values"],
         "verified": row["verified"], "status": row["status"], "checks": row["checks"],
         "created_at": queries.iso(row["created_at"]),
@@ -256,6 +260,7 @@ def get_leaderboard() -> Any:
     } for row in result.rows]
     return jsonify({"env": env, "split": split, "protocol": protocol,
                     "ranked_by": list(result.ranking), "statuses": list(statuses),
+                    "win_rate_reference": None if rates is None else rates.describe(),
                     "total": result.total, "page": result.page,
                     "pages": result.pages, "entries": entries})
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from flask import Blueprint, Flask, abort, make_response, render_template, request, url_for
 
-from colbench.leaderboard import queries
+from colbench.leaderboard import queries, winrates
 from colbench.leaderboard.app import state
 from colbench.leaderboard.challenge import challenge_name
 from colbench.leaderboard.charts import histogram
@@ -46,6 +46,7 @@ def board_page(env: str) -> Any:
     result = queries.board(state().db, env, split, sort=sort, direction=direction, page=page,
                            page_size=state().settings.page_size, statuses=statuses,
                            protocol=protocol)
+    rates = winrates.for_board(state().db, state().settings, env, split, protocol, result.rows)
     splits = queries.splits(state().db, env)
     counts = queries.status_counts(state().db, env, split, protocol)
 
@@ -72,7 +73,7 @@ def board_page(env: str) -> Any:
     # no column of its own and is shown after the score, emphasised there).
     ranking_column = queries.METRIC_COLUMNS.get(result.ranking[0])
     return render_template("board.html", board=result, columns=COLUMNS, sort_url=sort_url,
-                           ranking_column=ranking_column,
+                           ranking_column=ranking_column, win_rates=rates,
                            page_url=page_url, splits=splits, counts=counts, hidden=hidden,
                            meanings=queries.STATUS_MEANINGS,
                            show_all_url=board_url(queries.LISTED),
