@@ -1,0 +1,359 @@
+"""Does colbench's training pipeline make a tiny model better at a real env's held-out tasks?
+
+TextCraft under ``--protocol agentgym`` (AgentGym's task indices; test: indices 0-99, all
+depth 1), from a random tiny Llama, on CPU:
+
+1. **Collect** the scripted oracle (``scripted:oracle``) once on train indices (indices
+   100-415: the train goals of depth 1 and 2, as the test split's goals are all of depth 1).
+2. **Fine-tune**: a tiny Llama whose word-level tokenizer learns the words of the oracle's
+   texts and of the recipe book's item names (the game's lexicon, as a real model's tokenizer
+   would know them), trained by ``rft`` on the oracle's successful episodes.
+3. **Evaluate** it on the test split (indices 0-99): greedy decoding (temperature 0), one
+   episode per task (so no clustering to correct for), a turn budget of 10 (the protocol's
+   is 20; the oracle solves every test goal in 2-4) and 40 tokens per message, success with its
+   95% Wilson interval (``colbench.stats``).
+4. **Online RL**: ``online-grpo`` from that checkpoint on the train tasks of depth 1
+   (indices 100-124), rewarded by success, then the same evaluation.
+5. **Ablations** from the same seed and the same starting checkpoint, each changing one
+   setting of the main run: the horizon curriculum, cross-policy sampling (p = 0.25 against
+   a stale snapshot) and task normalisation (off / env).
+
+Everything is cached under ``--workdir`` (the oracle data, the tiny model, the fine-tuned
+checkpoint, each RL run and each evaluation), so a rerun, or one with other RL settings,
+reuses what it can. ``--quick`` runs every stage at toy sizes (a smoke test of the script).
+
+Usage: ``python benchmarks/bench_learning.py [--quick] [--workdir DIR] [--seed 0]
+[--runs main,...]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_online_rl import rewards_by_step  # noqa: E402
+
+ENV_ID = "colbench/TextCraft-v0"
+PROTOCOL = "agentgym"
+ENV_KWARGS = {"protocol": PROTOCOL}
+#: The decoding every evaluation uses: greedy.
+EVAL_TEMPERATURE = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Sizes:
+    """How big each stage is.
+
+    Parameters
+    ----------
+    train, rl_train, test:
+        The agentgym index splits the oracle is collected on, online RL plays, and the
+        evaluations run (``N-M``: indices N to M inclusive; ``test``: 0-99).
+    layers, hidden:
+        The tiny Llama's shape.
+    sft_steps, sft_lr, sft_max_length:
+        ``rft``'s optimiser steps, learning rate and longest training sequence.
+    rl_steps, rl_lr, groups, generations, rl_max_tokens:
+        ``online-grpo``'s optimiser steps, learning rate, groups (tasks) per step, episodes
+        per group and longest agent message.
+    horizon_stages, steps_per_stage:
+        The curriculum of the runs that have it on.
+    eval_max_tokens, eval_max_turns:
+        The evaluations' longest agent message (well past the oracle's, about 20 words, so
+        that a rambling model costs little time) and turn budget (None: the protocol's, 20).
+    """
+
+    train: str
+    rl_train: str
+    test: str
+    layers: int
+    hidden: int
+    sft_steps: int
+    sft_lr: float
+    sft_max_length: int
+    rl_steps: int
+    rl_lr: float
+    groups: int
+    generations: int
+    rl_max_tokens: int
+    horizon_stages: tuple[int, ...]
+    steps_per_stage: int
+    eval_max_tokens: int = 48
+    eval_max_turns: int | None = None
+
+    def label(self) -> str:
+        return (f"{self.layers}x{self.hidden}-sft{self.sft_steps}-lr{self.sft_lr:g}"
+                f"-len{self.sft_max_length}")
+
+
+FULL = Sizes(train="100-415", rl_train="100-124", test="test", layers=4, hidden=128,
+             sft_steps=250, sft_lr=3e-3, sft_max_length=768, rl_steps=16, rl_lr=2e-4,
+             groups=4, generations=8, rl_max_tokens=32, horizon_stages=(5, 10),
+             steps_per_stage=8, eval_max_tokens=40, eval_max_turns=10)
+QUICK = Sizes(train="100-119", rl_train="100-105", test="0-5", layers=1, hidden=32,
+              sft_steps=4, sft_lr=2e-3, sft_max_length=512, rl_steps=2, rl_lr=1e-4,
+              groups=1, generations=2, rl_max_tokens=8, horizon_stages=(2, 4),
+              steps_per_stage=1, eval_max_tokens=8, eval_max_turns=3)
+
+#: The main RL run's settings, and each ablation's one change.
+MAIN = {"curriculum": True, "cross_policy_prob": 0.0, "task_normalisation": "off"}
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "curriculum off": {"curriculum": False},
+    "cross-policy p=0.25": {"cross_policy_prob": 0.25},
+    "task normalisation env": {"task_normalisation": "env"},
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Success:
+    """Held-out success of one evaluation: successes of ``n`` episodes, one per task."""
+
+    successes: int
+    n: int
+    ci95: tuple[float, float]
+    seconds: float
+
+    @property
+    def rate(self) -> float:
+        return self.successes / self.n if self.n else 0.0
+
+    def text(self) -> str:
+        lo, hi = self.ci95
+        return (f"{100 * self.rate:5.1f}% [{100 * lo:4.1f}, {100 * hi:4.1f}]  "
+                f"({self.successes}/{self.n})")
+
+
+# -- the stages -----------------------------------------------------------------------------
+
+def run_trainer(name: str, model: Path, out: Path, config: Any, data: Path | None = None
+                ) -> None:
+    """Train ``name`` into ``out`` (over a run cut short before) with the libraries' output
+    in ``out/train.log``, as ``colbench train`` keeps it without ``-v``."""
+    from colbench.trainers import train
+    from colbench.trainers.quiet import library_output_to_log
+
+    with library_output_to_log(out):
+        train(name, model=f"hf:{model}", data=data, out=out, config=config, overwrite=True)
+
+
+def collect_oracle(work: Path, split: str, seed: int) -> Path:
+    """The oracle's episodes on ``split`` (a collection resumes, so a rerun reads them)."""
+    from colbench.models.base import SamplingParams
+    from colbench.trainers.collection import CollectConfig, collect
+
+    out = work / f"oracle-{split}"
+    collect(CollectConfig(env=ENV_ID, models=["scripted:oracle"], out=out, k=1, split=split,
+                          seed=seed, env_kwargs=dict(ENV_KWARGS), progress=False,
+                          sampling=SamplingParams(temperature=0.0)))
+    return out
+
+
+def lexicon(data: Path) -> list[str]:
+    """The texts the tiny tokenizer learns words from: the oracle's episodes (system prompt,
+    observations, actions) and every item name of the recipe book."""
+    from colbench.gyms.craft.recipes import display_name, load_recipe_book
+
+    texts: list[str] = []
+    for line in (data / "episodes.jsonl").read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        texts.append(record["system_prompt"] or "")
+        for turn in record["turns"]:
+            texts += [turn["observation"], turn["action"], turn["next_observation"] or ""]
+    book = load_recipe_book()
+    items = sorted(set(book.recipes) | set(book.raw))
+    texts += [display_name(item) for item in items]
+    return [text for text in texts if text.strip()]
+
+
+def fine_tune(work: Path, data: Path, sizes: Sizes, seed: int) -> Path:
+    """A tiny Llama trained by ``rft`` on the oracle's data; reused when already trained."""
+    from colbench.models.tiny import build_tiny_model
+    from colbench.trainers.rft_config import RFTConfig
+
+    out = work / f"sft-{data.name}-{sizes.label()}-seed{seed}"
+    if (out / "colbench_train.json").is_file():
+        return out
+    base = build_tiny_model(work / f"tiny-{data.name}-{sizes.layers}x{sizes.hidden}-seed{seed}",
+                            layers=sizes.layers, hidden_size=sizes.hidden, seed=seed,
+                            texts=lexicon(data), overwrite=True)
+    config = RFTConfig(max_steps=sizes.sft_steps, learning_rate=sizes.sft_lr,
+                       max_length=sizes.sft_max_length, per_device_train_batch_size=4,
+                       gradient_checkpointing=False, logging_steps=max(1, sizes.sft_steps // 4),
+                       seed=seed)
+    run_trainer("rft", base, out, config, data=data)
+    return out
+
+
+def rl_config(sizes: Sizes, seed: int, setting: dict[str, Any]) -> Any:
+    """The ``online-grpo`` settings of one run (``setting``: MAIN with an ablation's change)."""
+    from colbench.trainers.online_grpo_config import OnlineGRPOConfig
+
+    stages = list(sizes.horizon_stages) if setting["curriculum"] else None
+    return OnlineGRPOConfig(
+        envs=[ENV_ID], env_kwargs=dict(ENV_KWARGS), split=sizes.rl_train,
+        max_steps=sizes.rl_steps, learning_rate=sizes.rl_lr, lr_scheduler_type="constant",
+        per_device_train_batch_size=sizes.groups * sizes.generations,
+        num_generations=sizes.generations, generation_batch_size=sizes.groups * sizes.generations,
+        concurrency=sizes.groups * sizes.generations, temperature=1.0,
+        max_new_tokens=sizes.rl_max_tokens, reward_metric="success", overlap=False,
+        horizon_stages=stages, steps_per_stage=sizes.steps_per_stage,
+        cross_policy_prob=setting["cross_policy_prob"], snapshot_every=max(1, sizes.rl_steps // 3),
+        task_normalisation=setting["task_normalisation"], seed=seed,
+        logging_steps=max(1, sizes.rl_steps), save_steps=None)
+
+
+def online_rl(work: Path, start: Path, sizes: Sizes, seed: int, name: str,
+              setting: dict[str, Any]) -> Path:
+    """An ``online-grpo`` run from ``start``; reused when the same run finished before."""
+    config = rl_config(sizes, seed, setting)
+    key = "-".join(f"{k}={v}" for k, v in sorted(setting.items()))
+    out = work / f"rl-{start.name}-{rl_label(sizes)}-{key}".replace(" ", "_")
+    if not (out / "colbench_train.json").is_file():
+        run_trainer("online-grpo", start, out, config)
+    return out
+
+
+def rl_label(sizes: Sizes) -> str:
+    return (f"{sizes.rl_train}-s{sizes.rl_steps}-lr{sizes.rl_lr:g}-g{sizes.groups}"
+            f"x{sizes.generations}-t{sizes.rl_max_tokens}")
+
+
+def evaluate_model(model: Path, sizes: Sizes, seed: int) -> Success:
+    """Held-out success of ``model`` on ``split`` (one greedy episode per task); a finished
+    evaluation in ``model``'s folder is read back."""
+    from colbench.models.base import SamplingParams
+    from colbench.runner import EvalConfig, evaluate
+    from colbench.stats import wilson_interval
+
+    out = model / f"eval-{sizes.test}-seed{seed}"
+    started = time.perf_counter()
+    evaluate(EvalConfig(
+        env=ENV_ID, model=f"hf:{model}", out=out, split=sizes.test, seed=seed,
+        env_kwargs=dict(ENV_KWARGS), concurrency=16, progress=False,
+        max_turns=sizes.eval_max_turns,
+        sampling=SamplingParams(temperature=EVAL_TEMPERATURE,
+                                max_tokens=sizes.eval_max_tokens)))
+    seconds = time.perf_counter() - started
+    records = [json.loads(line) for line in
+               (out / "episodes.jsonl").read_text(encoding="utf-8").splitlines()]
+    successes = sum(bool((r["metrics"] or {}).get("success")) for r in records)
+    return Success(successes, len(records), wilson_interval(successes, len(records)), seconds)
+
+
+# -- the report -----------------------------------------------------------------------------
+
+def overlap_verdict(before: Success, after: Success) -> str:
+    """Whether ``after`` beats ``before`` with non-overlapping 95% intervals, in words."""
+    if after.ci95[0] > before.ci95[1]:
+        return "better: the 95% intervals do not overlap"
+    if after.ci95[1] < before.ci95[0]:
+        return "WORSE: the 95% intervals do not overlap"
+    return "intervals overlap: no significant difference"
+
+
+def rl_metrics(run: Path) -> str:
+    """The run's mean rollout success over its first and last quarter of steps."""
+    steps = rewards_by_step(run)
+    if not steps:
+        return ""
+    order = sorted(steps)
+    k = max(1, len(order) // 4)
+
+    def mean(chosen: Sequence[int]) -> float:
+        rewards = [r["reward"] for s in chosen for r in steps[s] if r["reward"] is not None]
+        return sum(rewards) / len(rewards) if rewards else 0.0
+
+    return f"{mean(order[:k]):.2f} -> {mean(order[-k:]):.2f}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="toy sizes: checks that every stage runs (a few minutes)")
+    parser.add_argument("--workdir", type=Path, default=None,
+                        help="where data, checkpoints and runs are cached (default: "
+                             "~/.cache/colbench/bench_learning)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--runs", default=None,
+                        help="comma-separated online RL runs to train and evaluate (default: "
+                             f"all of main, {', '.join(ABLATIONS)}); e.g. to fill the cache "
+                             "from two processes at once")
+    args = parser.parse_args(argv)
+    every = {"main": MAIN} | {name: MAIN | change for name, change in ABLATIONS.items()}
+    chosen = every if args.runs is None else {
+        name.strip(): every.get(name.strip()) for name in args.runs.split(",")}
+    if any(setting is None for setting in chosen.values()):
+        parser.error(f"--runs: unknown run(s) {[n for n, v in chosen.items() if v is None]}; "
+                     f"choose from {', '.join(every)}")
+
+    for key, value in {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+                       "TRL_EXPERIMENTAL_SILENCE": "1"}.items():
+        os.environ.setdefault(key, value)
+    from colbench.trainers.quiet import silence_library_bars
+
+    silence_library_bars()
+    import torch
+
+    torch.set_num_threads(1)
+    sizes = QUICK if args.quick else FULL
+    work = args.workdir or Path.home() / ".cache" / "colbench" / "bench_learning"
+    work = work / ("quick" if args.quick else "full")
+    work.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    timings: dict[str, float] = {}
+
+    def timed(stage: str, fn: Any, *a: Any) -> Any:
+        t = time.perf_counter()
+        result = fn(*a)
+        timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - t
+        return result
+
+    data = timed("collect", collect_oracle, work, sizes.train, args.seed)
+    sft = timed("fine-tune", fine_tune, work, data, sizes, args.seed)
+    before = timed("evaluate", evaluate_model, sft, sizes, args.seed)
+    runs: dict[str, dict[str, Any]] = {n: s for n, s in chosen.items() if s is not None}
+    results: dict[str, tuple[Path, Success]] = {}
+    for name, setting in runs.items():
+        run = timed("online RL", online_rl, work, sft, sizes, args.seed, name, setting)
+        results[name] = (run, timed("evaluate", evaluate_model, run, sizes, args.seed))
+    wall = time.perf_counter() - started
+
+    print(f"TextCraft ({PROTOCOL} protocol), held-out split {sizes.test!r}; evaluation: "
+          f"greedy (temperature {EVAL_TEMPERATURE:g}), {sizes.eval_max_tokens} tokens per turn, "
+          "one episode per task, 95% Wilson intervals")
+    print(f"model: tiny Llama {sizes.layers} layers x {sizes.hidden}; rft {sizes.sft_steps} "
+          f"steps on the oracle's {sizes.train} episodes; online-grpo {sizes.rl_steps} steps "
+          f"x {sizes.groups} tasks x {sizes.generations} episodes on {sizes.rl_train}")
+    print(f"  after rft (SFT):        {before.text()}")
+    if "main" in results:
+        main_success = results["main"][1]
+        print(f"  after online RL (main): {main_success.text()}")
+        print(f"  verdict: {overlap_verdict(before, main_success)}")
+    print()
+    print(f"{'run':<24} {'curriculum':<11} {'p':>5} {'task norm':<10} "
+          f"{'rollout success':<16} {'held-out success [95% CI]':<30} vs SFT")
+    print(f"{'SFT (start)':<24} {'-':<11} {'-':>5} {'-':<10} {'-':<16} {before.text():<30} -")
+    for name, (run, success) in results.items():
+        setting = runs[name]
+        print(f"{name:<24} {'on' if setting['curriculum'] else 'off':<11} "
+              f"{setting['cross_policy_prob']:>5.2f} {setting['task_normalisation']:<10} "
+              f"{rl_metrics(run):<16} {success.text():<30} "
+              f"{overlap_verdict(before, success).split(':')[0]}")
+    print()
+    print("wall time: " + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items())
+          + f"; total {wall:.0f} s (cached stages take no time; load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at the end)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""benchmarks/bench_learning.py --quick runs every stage (oracle collection, rft, evaluation,
+online-grpo, the ablations) on TextCraft at toy sizes and prints the before/after figures with
+their intervals and one ablation row per setting."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from benchmark_scripts import load_benchmark
+
+pytest.importorskip("trl", reason="the benchmark trains with colbench[train]")
+
+PERCENT = r"[\d.]+% \[ *[\d.]+, *[\d.]+\] +\(\d+/\d+\)"
+
+
+def test_the_quick_run_prints_before_after_and_the_ablation_table(tmp_path, capsys,
+                                                                   monkeypatch):
+    # The script quiets the libraries through environment variables; restored afterwards.
+    for name in ("TQDM_DISABLE", "HF_DATASETS_DISABLE_PROGRESS_BARS",
+                 "HF_HUB_DISABLE_PROGRESS_BARS", "HF_HUB_OFFLINE", "TOKENIZERS_PARALLELISM",
+                 "TRL_EXPERIMENTAL_SILENCE"):
+        monkeypatch.setenv(name, "false" if name == "TOKENIZERS_PARALLELISM" else "1")
+    module = load_benchmark("bench_learning")
+    assert module.main(["--quick", "--workdir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    before = re.search(rf"after rft \(SFT\): +({PERCENT})", out)
+    after = re.search(rf"after online RL \(main\): +({PERCENT})", out)
+    assert before and after, out
+    assert re.search(r"verdict: (better|WORSE): the 95% intervals do not overlap|"
+                     r"verdict: intervals overlap", out), out
+    rows = {name: re.search(rf"^{re.escape(name)} +(on|off) +(0\.00|0\.25) +(off|env) +.*"
+                            rf"{PERCENT}", out, re.M)
+            for name in ("main", *module.ABLATIONS)}
+    assert all(rows.values()), out
+    # Each ablation changes exactly its one setting of the main run.
+    assert rows["main"].groups() == ("on", "0.00", "off")
+    assert rows["curriculum off"].groups() == ("off", "0.00", "off")
+    assert rows["cross-policy p=0.25"].groups() == ("on", "0.25", "off")
+    assert rows["task normalisation env"].groups() == ("on", "0.00", "env")
+    # Every stage is cached: a rerun trains nothing and prints the same figures.
+    assert module.main(["--quick", "--workdir", str(tmp_path)]) == 0
+    again = capsys.readouterr().out
+    assert re.search(rf"after online RL \(main\): +({PERCENT})", again)[1] == after[1]
