@@ -23,6 +23,8 @@ from colbench.gyms.search.world import CHALLENGE_NAMES  # noqa: E402
 from colbench.replay import RunFacts  # noqa: E402
 from colbench.tasks import TaskSet  # noqa: E402
 
+from .test_replay import oracle_actions  # noqa: E402
+
 ENV = "colbench/DeepSearch-v0"
 #: A seed as the leaderboard derives one (64 bits of an HMAC).
 SECRET_SEED = 0x9F3A_51C2_0B7E_D164
@@ -32,14 +34,6 @@ COUNT = 12
 @pytest.fixture(scope="module")
 def minted() -> TaskSet:
     return TASK_SETS.mint(SECRET_SEED, COUNT, split="challenge-winter")
-
-
-def _oracle_actions(task) -> list[str]:
-    actions = []
-    for document, title in zip(task.privileged["evidence"], task.privileged["evidence_titles"],
-                               strict=True):
-        actions += [f"Action: search[{title}]", f"Action: open[{document}]"]
-    return [*actions, f"Action: answer[{task.privileged['answer']}]"]
 
 
 def test_the_same_seed_mints_the_same_tasks_and_another_seed_others(minted) -> None:
@@ -67,7 +61,7 @@ def test_the_oracle_solves_every_minted_task(minted) -> None:
     env = DeepSearchEnv(tasks=minted)
     try:
         for task in minted:
-            record = play(env, _oracle_actions(task), env_id=ENV, options={"task_id": task.id})
+            record = play(env, oracle_actions(task), env_id=ENV, options={"task_id": task.id})
             assert record.metrics["success"] is True, task.id
             assert record.metrics["evidence_recall"] == 1.0
     finally:
@@ -78,7 +72,7 @@ def test_the_replay_rebuilds_the_world_from_the_seed_and_catches_an_edit(minted)
     task = next(t for t in minted if t.metadata["hops"] == 3)
     env = DeepSearchEnv(tasks=minted)
     try:
-        record = play(env, _oracle_actions(task), env_id=ENV, options={"task_id": task.id})
+        record = play(env, oracle_actions(task), env_id=ENV, options={"task_id": task.id})
     finally:
         env.close()
     load_corpus.cache_clear()

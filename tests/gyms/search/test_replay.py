@@ -29,7 +29,8 @@ def task():
     return next(t for t in load_search_tasks("test") if t.metadata["hops"] == 2)
 
 
-def _oracle_actions(task) -> list[str]:
+def oracle_actions(task) -> list[str]:
+    """The oracle's messages for ``task``: search and open each evidence article, answer."""
     actions = []
     for document, title in zip(task.privileged["evidence"], task.privileged["evidence_titles"],
                                strict=True):
@@ -41,7 +42,7 @@ def _oracle_actions(task) -> list[str]:
 def records(task):
     env = DeepSearchEnv()
     try:
-        honest = play(env, _oracle_actions(task), env_id=ENV, options={"task_id": task.id},
+        honest = play(env, oracle_actions(task), env_id=ENV, options={"task_id": task.id},
                       seed=3)
         failing = play(env, ["Action: search[founded]", "Action: answer[Nobody]"], env_id=ENV,
                        options={"task_id": task.id})
