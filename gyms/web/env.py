@@ -16,11 +16,13 @@ from colbench.gyms.web.baselines import BASELINES
 from colbench.gyms.web.browser import BrowserHub, BrowserSession, Snapshot, shared_hub
 from colbench.gyms.web.checkers import EpisodeEnd, evaluate, goal_reached
 from colbench.gyms.web.oracle import WebOracle
+from colbench.gyms.web.protocols import PROTOCOLS
 from colbench.gyms.web.site_process import SiteProcess
 from colbench.gyms.web.sites import SITE_NAMES, START_USER
 from colbench.gyms.web.sites.common import session_cookie_value
 from colbench.gyms.web.tasks import load_web_tasks
 from colbench.gyms.web.tools import WEB_TOOLS
+from colbench.protocols import Protocol
 from colbench.tasks import Task, TaskSet
 from colbench.tools import ActionTool
 
@@ -139,6 +141,7 @@ class WebEnv(TextEnv):
     #: The actions as OpenAI tools (``colbench.tools``): ``click``, ``fill``, ``goto``...
     action_tools: ClassVar[tuple[ActionTool, ...]] = WEB_TOOLS
     scripted_agents: ClassVar[dict[str, Any]] = {"oracle": WebOracle, **BASELINES}
+    protocol_specs: ClassVar[tuple[Protocol, ...]] = PROTOCOLS
 
     def __init__(self, split: str = "test", tasks: str | Path | TaskSet | None = None, *,
                  sites: list[str] | tuple[str, ...] | None = None,
