@@ -42,7 +42,10 @@ Where colbench differs, and why: the answer runs in colbench's sandbox (its limi
 network, output capped at its limit) rather than in the evaluator's process; each call
 starts from a fresh copy of the harness's globals (in the harness a ``global`` statement
 writes into its module and leaks into later calls and tasks); the simulated person is
-colbench's (``--simulator``), cut at 400 characters as there.
+colbench's built-in one unless ``--simulator`` names a model, which is then asked as the
+harness asks its person (one message holding the transcript, T = 0, 4,096 new tokens, the
+reply's first 400 characters, no code filter: the protocol's simulator settings in
+:mod:`colbench.gyms.backend.protocols`), in colbench's words.
 """
 
 from __future__ import annotations
