@@ -4,10 +4,13 @@ generators; see :mod:`.oracle` and :mod:`.checkers` for what they mean)."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 Step = dict[str, Any]
+#: One task's parameters: the names a task kind's templates and functions read.
+Params = dict[str, Any]
 
 
 def goto(path: str) -> Step:
@@ -72,6 +75,34 @@ def date_item(iso: str) -> list[str]:
             f"{name} {int(day)} {year}"]
 
 
+def answer_check(*items: Any) -> dict[str, Any]:
+    """An info task's check: the answer must include every one of ``items`` (an item is a
+    string, or a list of accepted spellings)."""
+    return {"type": "answer", "must_include": list(items)}
+
+
+def db_check(*conditions: dict[str, Any]) -> dict[str, Any]:
+    """A state task's check: every one of ``conditions`` (see :func:`rows_condition`) holds."""
+    return {"type": "db", "conditions": list(conditions)}
+
+
+def infeasible_check(*conditions: dict[str, Any]) -> dict[str, Any]:
+    """An infeasible task's check: the agent reports it infeasible and ``conditions`` (the
+    site's data left as it was) hold."""
+    check: dict[str, Any] = {"type": "infeasible"}
+    if conditions:
+        check["conditions"] = list(conditions)
+    return check
+
+
+def url_check(path: str, **query: str) -> dict[str, Any]:
+    """A navigation task's check: the browser is at ``path`` with these query parameters."""
+    check: dict[str, Any] = {"type": "url", "path": path}
+    if query:
+        check["query"] = dict(query)
+    return check
+
+
 def rows_condition(name: str, sql: str, expect: list[list[Any]]) -> dict[str, Any]:
     return {"name": name, "sql": sql, "expect": [list(r) for r in expect]}
 
@@ -87,6 +118,60 @@ class Draft:
     plan: list[Step]
     start_url: str = "/"
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TaskKind:
+    """One kind of task of a site, as data: for which items it is made, and how each item's
+    prompt, goal check and oracle plan follow from the item's parameters.
+
+    Parameters
+    ----------
+    family:
+        The task family (the id's middle part); a template formatted with the parameters.
+    kind:
+        ``info``, ``navigation``, ``state`` or ``infeasible``.
+    prompt:
+        The task's text: a template formatted with the parameters.
+    items:
+        The site's data -> one parameter dict per task, in task order. It may draw from the
+        data's random source; kinds are expanded in table order, so the draws are too.
+    check:
+        Parameters -> the checker spec (see :mod:`colbench.gyms.web.checkers`).
+    plan:
+        Parameters -> the oracle's steps.
+    """
+
+    family: str
+    kind: str
+    prompt: str
+    items: Callable[[Any], Iterable[Params]]
+    check: Callable[[Params], dict[str, Any]]
+    plan: Callable[[Params], list[Step]]
+
+    def draft(self, params: Params) -> Draft:
+        """The draft of the task with ``params``.
+
+        Parameters
+        ----------
+        params:
+            One of :attr:`items`' parameter dicts.
+        """
+        return Draft(self.family.format(**params), self.kind, self.prompt.format(**params),
+                     self.check(params), self.plan(params))
+
+
+def generate_drafts(kinds: Sequence[TaskKind], data: Any) -> list[Draft]:
+    """Every task of a site: each kind of ``kinds`` in order, expanded over its items.
+
+    Parameters
+    ----------
+    kinds:
+        The site's table of task kinds.
+    data:
+        The site's seeded data as its kinds read it (with the random source they draw from).
+    """
+    return [kind.draft(params) for kind in kinds for params in kind.items(data)]
 
 
 def picker(seed: int) -> random.Random:
