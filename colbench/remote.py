@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -239,6 +239,55 @@ class RemoteEnv(gym.Env[str, str]):
         raise EnvServerUnreachable(f"the env server {self.url} did not answer {method} {path} "
                                    f"after {attempt + 1} attempt(s): {type(failure).__name__}: "
                                    f"{failure}")
+
+
+def privileged_task_set(served: TaskSet, env_id: str, options: Mapping[str, Any], *,
+                        make: Callable[..., Any] | None = None) -> tuple[TaskSet | None, str]:
+    """The tasks a server played, with the privileged data it never serves, read from the
+    same env made in this process with the same options (same seed and split, same tasks).
+
+    Parameters
+    ----------
+    served:
+        The run's task set as the server gave it (ids, public fields, the server's hash).
+    env_id:
+        The env id the run played.
+    options:
+        The options the server made the env with (the run's env options).
+    make:
+        The env factory (default :func:`colbench.envs.make`).
+
+    Returns
+    -------
+    tuple
+        ``(tasks, "")`` when the env is made here and its first ``len(served)`` tasks hash as
+        the server's did; ``(None, reason)`` when it cannot be made here (its suite or a
+        dependency is not installed), the reason in words.
+
+    Raises
+    ------
+    ConfigError
+        When the env made here holds other tasks than the server's (another version of the
+        suite, other data): its privileged data would belong to other tasks.
+    """
+    if make is None:
+        import colbench  # noqa: F401  (registers the env ids with Gymnasium)
+        from colbench.envs import make
+    try:
+        env = make(env_id, **dict(options))
+    except Exception as exc:  # the suite or a dependency of it is not installed here
+        return None, f"{env_id} cannot be made in this process ({type(exc).__name__}: {exc})"
+    try:
+        local = env.unwrapped.tasks.subset(len(served))
+    finally:
+        env.close()
+    if local.hash != served.hash:
+        raise ConfigError(
+            f"{env_id} here holds other tasks than the env server's: {local.name} {local.hash} "
+            f"here, {served.name} {served.hash} there (another version of the suite or of its "
+            "data); install the server's version here, or collect without its privileged data "
+            "where the suite is not installed")
+    return local, ""
 
 
 def _reported(response: httpx.Response) -> bool:

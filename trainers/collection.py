@@ -12,6 +12,13 @@ and sampling at temperature 1, and two additions:
   data included, which a critic (SWEET-RL) reads and a policy never sees; and ``collect.json``,
   the collection's settings.
 
+Against served envs (``env_url``, ``--env-url``) the episodes are played there, as
+``colbench evaluate --env-url`` plays them. A server never serves privileged data, so
+``tasks.jsonl`` is written from the same env made here, checked to hold the very tasks the
+server played (the server's task hash), before any episode runs: other tasks refuse the run.
+Where the env cannot be made here (its suite is not installed), ``tasks.jsonl`` is left out
+and one line says so and what needs it.
+
 The run directory is otherwise a normal one: ``colbench show``, ``colbench report`` and a rerun
 that resumes all work on it.
 """
@@ -19,6 +26,7 @@ that resumes all work on it.
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -36,6 +44,9 @@ from colbench.models.base import (
 )
 from colbench.records import EpisodeRecord, Summary
 from colbench.runner import EvalConfig, RunHooks, Runner, episode_seed
+from colbench.tasks import TaskSet
+
+logger = logging.getLogger(__name__)
 
 
 def pool_name(specs: Sequence[str]) -> str:
@@ -107,11 +118,13 @@ class CollectHooks(RunHooks):
     def __init__(self, pool: ModelPool, config: CollectConfig) -> None:
         self.pool = pool
         self.config = config
+        #: The tasks with their privileged data, for tasks.jsonl (None: none to write).
+        self.privileged_tasks: TaskSet | None = None
 
     def on_run_start(self, runner: Runner) -> None:
         # Called once the runner has checked that the folder holds this run (or nothing): a
         # refused --out is left as it was.
-        write_collect_files(runner, self.config)
+        write_collect_files(runner, self.config, self.privileged_tasks)
 
     def on_episode_end(self, context: EpisodeContext, record: EpisodeRecord) -> EpisodeRecord:
         record.model = self.pool.member_spec(context)
@@ -138,6 +151,8 @@ class CollectConfig:
     #: Where the episodes' envs run, as for ``colbench evaluate --executor`` (EvalConfig).
     executor: str = "local"
     executor_options: dict[str, Any] = field(default_factory=dict)
+    #: The env server that plays the episodes (``--env-url``); None: envs made here.
+    env_url: str | None = None
 
     def __post_init__(self) -> None:
         self.out = Path(self.out)
@@ -153,7 +168,8 @@ class CollectConfig:
                           env_kwargs=dict(self.env_kwargs), sampling=self.sampling,
                           max_env_retries=self.max_env_retries, resume=True,
                           progress=self.progress, executor=self.executor,
-                          executor_options=dict(self.executor_options))
+                          executor_options=dict(self.executor_options),
+                          env_url=self.env_url)
 
 
 def collect(config: CollectConfig, models: Sequence[BaseChatModel] | None = None) -> Summary:
@@ -175,12 +191,14 @@ def collect(config: CollectConfig, models: Sequence[BaseChatModel] | None = None
             raise
         models = built
     pool = ModelPool(config.models, list(models))
+    hooks = CollectHooks(pool, config)
     try:
-        runner = Runner(config.eval_config(), model=pool, hooks=[CollectHooks(pool, config)])
+        runner = Runner(config.eval_config(), model=pool, hooks=[hooks])
     except BaseException:
         pool.close()
         raise
     try:
+        hooks.privileged_tasks = privileged_tasks(runner, config)
         return asyncio.run(_run(runner, config.concurrency))
     finally:
         runner.close()
@@ -194,9 +212,35 @@ async def _run(runner: Runner, concurrency: int) -> Summary:
     return await runner.run()
 
 
-def write_collect_files(runner: Runner, config: CollectConfig) -> None:
-    """``tasks.jsonl`` (with its manifest) and ``collect.json`` in the run directory."""
-    runner.run_dir.write_tasks(runner.tasks)
+def missing_tasks_line(env_id: str, reason: str) -> str:
+    """The line a collection over ``--env-url`` says when it writes no ``tasks.jsonl``."""
+    return (f"tasks.jsonl not written: the env server never serves privileged data, and {reason}."
+            f" The sweet-rl trainer's critic reads it: train where {env_id} is installed (it "
+            "then reads the tasks from the env), or collect there; the other trainers read "
+            "episodes.jsonl only")
+
+
+def privileged_tasks(runner: Runner, config: CollectConfig) -> TaskSet | None:
+    """The run's tasks with their privileged data: the runner's own for envs made here; for
+    served envs, the same env's made here and checked against the server's task hash
+    (:func:`colbench.remote.privileged_task_set`), or None (said in one line) when it cannot
+    be made here. Raises :class:`ConfigError` when the tasks made here differ."""
+    if config.env_url is None:
+        return runner.tasks
+    from colbench.remote import privileged_task_set
+
+    tasks, reason = privileged_task_set(runner.tasks, config.env, runner.env_spec.options)
+    if tasks is None:
+        logger.warning("%s", missing_tasks_line(config.env, reason))
+    return tasks
+
+
+def write_collect_files(runner: Runner, config: CollectConfig,
+                        tasks: TaskSet | None) -> None:
+    """``tasks.jsonl`` (with its manifest) from ``tasks``, when there are any, and
+    ``collect.json`` in the run directory."""
+    if tasks is not None:
+        runner.run_dir.write_tasks(tasks)
     runner.run_dir.write_collect_info({
         "env": config.env, "models": list(config.models), "k": config.k,
         "split": config.split, "tasks": config.tasks, "num_tasks": config.num_tasks,

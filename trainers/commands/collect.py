@@ -50,6 +50,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--env-arg", action="append", metavar="KEY=VALUE",
                    help="extra env option (repeatable)")
     add_executor_arguments(p)
+    p.add_argument("--env-url", metavar="URL",
+                   help="play envs served by 'colbench serve-envs' at URL instead of making "
+                        "them here (token: the COLBENCH_ENV_TOKEN environment variable); "
+                        "episodes.jsonl is the same, and tasks.jsonl comes from the env made "
+                        "here when its suite is installed and its tasks hash as the server's")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=run)
 
@@ -68,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         sampling=SamplingParams(temperature=args.temperature, top_p=args.top_p,
                                 max_tokens=args.max_tokens),
         progress=not args.no_progress, executor=args.executor,
-        executor_options=executor_options_from_args(args))
+        executor_options=executor_options_from_args(args), env_url=args.env_url)
     summary = collect(config)
     print(summaries_table([(str(out), summary)]))
     if summary.counts.error:
