@@ -33,26 +33,48 @@ CORE_COMMANDS = {"list": "list_cmd", "describe": "describe_cmd", "tasks": "tasks
                  "mcp": "mcp_cmd"}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The full parser: the core's commands, then the contributed ones (a broken one is left
-    out with a :class:`~colbench.cli.contributed_commands.CommandPluginWarning`)."""
+    out with a :class:`~colbench.cli.contributed_commands.CommandPluginWarning`).
+
+    Parameters
+    ----------
+    only:
+        A core command's name: build that command's parser alone (what running it needs),
+        importing no other command's module and loading no contributed command.
+    """
     parser = argparse.ArgumentParser(
         prog="colbench", description="Benchmarks and environments for multi-turn LLM agents.")
     parser.add_argument("-V", "--version", action="version", version=f"colbench {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    if only is not None:
+        importlib.import_module(f"colbench.cli.{CORE_COMMANDS[only]}").add_parser(subparsers)
+        return parser
     for module_name in CORE_COMMANDS.values():
         importlib.import_module(f"colbench.cli.{module_name}").add_parser(subparsers)
     contributed_commands.add_contributed(subparsers, contributed_commands.discover(CORE_COMMANDS))
     return parser
 
 
-def _build_parser_reporting_plugins() -> argparse.ArgumentParser:
+def core_command_named(argv: Sequence[str]) -> str | None:
+    """The core command that ``argv`` runs (its first word that is not an option), or None:
+    such a run needs only that command's parser, so that ``colbench list envs`` does not pay
+    for importing every other command (the runner, the trainers, the leaderboard)."""
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word if word in CORE_COMMANDS else None
+    return None
+
+
+def _build_parser_reporting_plugins(only: str | None = None) -> argparse.ArgumentParser:
     """:func:`build_parser`, with each contributed command's problem printed as one line
     (``colbench: warning: ...``) instead of a Python warning with a source location."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", contributed_commands.CommandPluginWarning)
-        parser = build_parser()
+        parser = build_parser(only)
     for warning in caught:
         if issubclass(warning.category, contributed_commands.CommandPluginWarning):
             print(f"colbench: warning: {warning.message}", file=sys.stderr)
@@ -97,9 +119,11 @@ def _quiet_broken_pipe() -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _build_parser_reporting_plugins()
-    enable_completion(parser)
     argv = list(sys.argv[1:] if argv is None else argv)
+    # Completion offers every command, so it needs the whole parser.
+    only = None if "_ARGCOMPLETE" in os.environ else core_command_named(argv)
+    parser = _build_parser_reporting_plugins(only)
+    enable_completion(parser)
     args = parser.parse_args(argv)
     args.cli_argv = argv  # the words given, e.g. for the command that resumes an interrupted run
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
