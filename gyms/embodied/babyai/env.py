@@ -183,6 +183,8 @@ class BabyAIEnv(TextEnv):
     one_line_actions: ClassVar[bool] = True
     max_text_length: ClassVar[int] = 100_000
     protocol_specs: ClassVar[tuple[BabyAIProtocol, ...]] = PROTOCOLS
+    #: Every split ``load_babyai_tasks`` knows (train, dev, test), for the listing.
+    splits: ClassVar[tuple[str, ...]] = tuple(SPLIT_SEEDS)
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
                  levels: Sequence[str] | None = None, max_turns: int | None = None,
