@@ -205,9 +205,15 @@ class EnvRow:
     members: tuple[str, ...] = ()
 
 
+def _task_total(info: EnvInfo) -> int:
+    """How many tasks ``info``'s splits count in all (0 when they were not counted)."""
+    return sum(count for count in info.splits.values() if isinstance(count, int))
+
+
 def fold_families(infos: list[EnvInfo], family_of: dict[str, str | None]) -> list[EnvRow]:
-    """One row per lone id, and one per family (at its first member's place), the family's
-    first member standing for the rest.
+    """One row per lone id, and one per family (at its first member's place). The member
+    standing for the family is the one with the most tasks (``colbench/BabyAI-v0``, which
+    plays every level, not one level's id), the first member when none was counted.
 
     Parameters
     ----------
@@ -225,6 +231,8 @@ def fold_families(infos: list[EnvInfo], family_of: dict[str, str | None]) -> lis
         elif family in by_family:
             row = by_family[family]
             row.members = (*row.members, info.env_id)
+            if _task_total(info) > _task_total(row.info):
+                row.info = info
         else:
             row = by_family[family] = EnvRow(info, family, (info.env_id,))
             rows.append(row)

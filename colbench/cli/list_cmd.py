@@ -132,10 +132,11 @@ def family_pattern(members: tuple[str, ...]) -> str:
 
 
 def format_family(row: Any) -> str:
-    """A family's row: its ids as one pattern and how many, then its first member's facts."""
+    """A family's row: its ids as one pattern and how many, then the facts of the member
+    standing for it (:func:`colbench.cli.env_listing.fold_families`), named."""
     block = format_env(row.info).split("\n", 1)
     head = (f"  {family_pattern(row.members)}  {row.info.source}  (family {row.family}: "
-            f"{len(row.members)} ids, e.g. {row.members[0]}; --all lists each)")
+            f"{len(row.members)} ids, facts of {row.info.env_id}; --all lists each)")
     from colbench.terminal import safe_text
 
     return safe_text(head) + ("\n" + block[1] if len(block) > 1 else "")
