@@ -161,17 +161,42 @@ class TaskKind:
                      self.check(params), self.plan(params))
 
 
-def generate_drafts(kinds: Sequence[TaskKind], data: Any) -> list[Draft]:
-    """Every task of a site: each kind of ``kinds`` in order, expanded over its items.
+@dataclass(frozen=True)
+class Interleaved:
+    """Kinds whose tasks take turns over shared items: for each item, each kind's tasks in
+    table order (e.g. "remove X from the cart", then "change X's quantity", for each X).
 
     Parameters
     ----------
+    items:
+        The site's data -> the shared items' parameter dicts.
     kinds:
-        The site's table of task kinds.
+        The kinds; here each one's :attr:`TaskKind.items` maps one shared item's parameters
+        to its own tasks' parameter dicts.
+    """
+
+    items: Callable[[Any], Iterable[Params]]
+    kinds: tuple[TaskKind, ...]
+
+
+def generate_drafts(table: Sequence[TaskKind | Interleaved], data: Any) -> list[Draft]:
+    """Every task of a site: each entry of ``table`` in order, expanded over its items.
+
+    Parameters
+    ----------
+    table:
+        The site's table of task kinds (and of interleaved kinds).
     data:
         The site's seeded data as its kinds read it (with the random source they draw from).
     """
-    return [kind.draft(params) for kind in kinds for params in kind.items(data)]
+    drafts: list[Draft] = []
+    for entry in table:
+        if isinstance(entry, Interleaved):
+            drafts += [kind.draft(params) for shared in entry.items(data)
+                       for kind in entry.kinds for params in kind.items(shared)]
+        else:
+            drafts += [entry.draft(params) for params in entry.items(data)]
+    return drafts
 
 
 def picker(seed: int) -> random.Random:
