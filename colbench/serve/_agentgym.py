@@ -27,13 +27,22 @@ payloads are AgentGym's:
 ``POST /close``                body ``{"id"}``: ``true``, or ``false`` for an unknown id
 =============================  =====================================================================
 
+And the env-specific routes that answer from what the agent was shown (:data:`EXTRA_ROUTES`):
+
+=================================  =================================================================
+``GET /commands?id=N`` (TextCraft) the crafting commands of the episode's task, one a line, as its
+                                   first observation lists them
+``GET /goal?id=N`` (TextCraft)     the item to craft, as the first observation names it
+``GET /task_description?id=N``     ``{"task_description"}``: the task's description, as the reset
+(SciWorld)                         reply gave it
+=================================  =================================================================
+
 As in AgentGym, a failure is a 200 reply ``{"error": MESSAGE}``; a step after the episode
 ended is one. The bearer token, the per-client bound and idle reaping are the server's, as on
-colbench's routes. Not served: routes for visualisation (BabyAI's ``/render``, SciWorld's
-``/step_visual``, ``/object_tree``, ``/state``) and those that show more than the agent
-observes (SciWorld's ``/goals`` progress, ``/action_hint``; TextCraft's ``/commands`` and
-``/goal``, which AgentGym's own server does not answer either): no client of AgentGym's calls
-them while playing.
+colbench's routes. Not served (:data:`NOT_SERVED`; a call is answered 404 with the reason):
+AgentGym's routes that show more than the agent observes, or the privileged data a server
+never serves: BabyAI's ``/render``, SciWorld's ``/goals``, ``/action_hint``, ``/object_tree``,
+``/state``, ``/step_visual``. No client of AgentGym's calls them while playing.
 
 How an AgentGym action reaches the env: AgentGym's client parses the model's message and
 sends the bare action; colbench's ``agentgym`` protocol reads a whole message by that same
@@ -72,6 +81,24 @@ TURN_CAP = 1000
 #: Data indices per env when the env has no ``all`` split.
 INDEX_WINDOW = 100
 _ROUTES = ("create", "reset", "step", "observation", "detail", "close")
+#: AgentGym's env-specific GET routes served here -> the task suite whose episodes have them.
+#: Each answers from what the agent was shown: its first observation, its task's public
+#: fields, the reset reply.
+EXTRA_ROUTES = {"commands": "textcraft", "goal": "textcraft", "task_description": "sciworld"}
+#: AgentGym's routes not served here, and why.
+NOT_SERVED = {
+    "render": "BabyAI's /render draws the whole grid, more than the agent's partial view",
+    "goals": "SciWorld's /goals reports the scorer's progress on the task's goals, which is "
+             "privileged data",
+    "action_hint": "SciWorld's /action_hint lists every valid action and every object in "
+                   "reach, which the agent under colbench's SciWorld is never given",
+    "object_tree": "SciWorld's /object_tree is the simulator's whole world, more than the "
+                   "agent observes",
+    "state": "SciWorld's /state holds the goal progress (privileged) and the world's state",
+    "step_visual": "SciWorld's /step_visual answers the object tree and the simulator's info "
+                   "beside each step, more than the agent observes",
+}
+_CRAFTING_HEADER = "Crafting commands:"
 
 
 class AgentGymRoutes:
@@ -87,14 +114,16 @@ class AgentGymRoutes:
     def handle(self, method: str, rest: str, environ: dict[str, Any]) -> tuple[int, bytes]:
         """Answer ``METHOD /agentgym/REST``: (status, JSON body)."""
         env_id, _, route = rest.rstrip("/").rpartition("/")
-        if route not in _ROUTES:
+        if route not in (*_ROUTES, *EXTRA_ROUTES, *NOT_SERVED):
             env_id, route = rest.rstrip("/"), ""
         if not env_id:
             raise HttpError(404, "not_found", "AgentGym's routes are /agentgym/ENV_ID/ROUTE")
         if route == "":
             return 200, dumps(f"This is environment {env_id}, served by colbench under "
                               "AgentGym's routes.")
-        expected = "GET" if route in ("observation", "detail") else "POST"
+        if route in NOT_SERVED:
+            raise HttpError(404, "not_found", f"/{route} is not served: {NOT_SERVED[route]}")
+        expected = "GET" if route in ("observation", "detail", *EXTRA_ROUTES) else "POST"
         if method != expected:
             raise HttpError(405, "method", f"use {expected} for /{route}, not {method}")
         try:
@@ -108,7 +137,11 @@ class AgentGymRoutes:
                     body = read_json(environ)
                     if not isinstance(body, dict):
                         raise _Refused("the body must be a JSON object with 'id'")
-                payload = getattr(self, "_" + route)(env_id, self._episode(env_id, body), body)
+                episode = self._episode(env_id, body)
+                if route in EXTRA_ROUTES:
+                    payload = self._extra(route, episode)
+                else:
+                    payload = getattr(self, "_" + route)(env_id, episode, body)
         except _Refused as exc:
             payload = {"error": str(exc)}
         except (EpisodeLimit, UnknownEpisode, ColbenchError) as exc:
@@ -173,6 +206,24 @@ class AgentGymRoutes:
     def _close(self, env_id: str, episode: Episode, body: dict[str, Any]) -> bool:
         return self.server.episodes.close(episode.id)
 
+    def _extra(self, route: str, episode: Episode) -> Any:
+        """An env-specific route of :data:`EXTRA_ROUTES`, from what the episode's agent was
+        shown at its reset (kept by :meth:`_start`)."""
+        shown = episode.extra.get("shown")
+        if shown is None:
+            raise _Refused(f"The task with environment {episode.number} has not been reset.")
+        if shown["suite"] != EXTRA_ROUTES[route]:
+            raise _Refused(f"/{route} answers {EXTRA_ROUTES[route]} episodes; environment "
+                           f"{episode.number} plays {shown['suite']}")
+        if route == "commands":
+            return crafting_commands(shown["observation"])
+        if route == "goal":
+            goal = shown["metadata"].get("goal")
+            if not isinstance(goal, str):
+                raise _Refused(f"the task of environment {episode.number} names no goal")
+            return goal
+        return {"task_description": shown["fields"].get("task_description", "")}
+
     # -- helpers ------------------------------------------------------------------------------
     def _episode(self, env_id: str, body: dict[str, Any]) -> Episode:
         number = body.get("id")
@@ -202,11 +253,18 @@ class AgentGymRoutes:
                               options={"task_id": task_id, "max_turns": TURN_CAP})
         payload: dict[str, Any] = {"observation": observation, "reward": 0, "score": 0,
                                    "done": False, "deleted": False}
-        episode.extra.clear()
-        episode.extra.update(observation=observation, reward=0.0, score=0.0, done=False)
+        fields: dict[str, Any] = {}
         extra_fields = getattr(episode.env.unwrapped, "agentgym_reset_fields", None)
         if callable(extra_fields):
-            payload.update(extra_fields())
+            fields = extra_fields()
+            payload.update(fields)
+        task = episode.env.unwrapped.tasks.get(task_id)
+        episode.extra.clear()
+        # What the agent was shown (public fields only), for the env-specific routes.
+        shown = {"suite": task.suite, "metadata": dict(task.metadata),
+                 "observation": observation, "fields": dict(fields)}
+        episode.extra.update(observation=observation, reward=0.0, score=0.0, done=False,
+                             shown=shown)
         return payload
 
     def _make(self, env_id: str, data_idx: int) -> Any:
@@ -238,6 +296,27 @@ class AgentGymRoutes:
             with self._lock:
                 self._indices[key] = index
         return index.get(data_idx)
+
+
+def crafting_commands(observation: str) -> str:
+    """The crafting commands a TextCraft first observation lists (the lines after its
+    ``Crafting commands:`` line, up to the first blank one), one a line, as AgentGym's
+    TextCraft env keeps them.
+
+    Parameters
+    ----------
+    observation:
+        The episode's first observation.
+    """
+    lines = observation.splitlines()
+    if _CRAFTING_HEADER not in lines:
+        raise _Refused("the episode's first observation lists no crafting commands")
+    commands: list[str] = []
+    for line in lines[lines.index(_CRAFTING_HEADER) + 1:]:
+        if not line.strip():
+            break
+        commands.append(line)
+    return "\n".join(commands)
 
 
 class _Refused(ColbenchError):

@@ -78,6 +78,16 @@ class AgentGymStyleClient:
     def close(self) -> Any:
         return self._post("close", {})
 
+    # The env-specific routes of AgentGym's servers (TextCraft's and SciWorld's).
+    def commands(self) -> Any:
+        return self._get("commands")
+
+    def goal(self) -> Any:
+        return self._get("goal")
+
+    def task_description(self) -> Any:
+        return self._get("task_description")
+
 
 ENVS = {"textcraft": ("colbench/TextCraft-v0", "textcraft", 30, 3),
         "babyai": ("colbench/BabyAI-v0", "babyai", 20, 41),
@@ -99,6 +109,8 @@ def test_an_agentgym_client_plays_what_the_local_env_shows(env_server, kind) -> 
         reset = client.reset(data_idx)
         assert client.observe() == expected
         assert reset["done"] is False and reset["score"] == 0
+        _check_extra_routes(client, kind, expected, reset,
+                            local.unwrapped.tasks.get(f"{suite}/agentgym-{data_idx}").metadata)
         oracle = local.unwrapped.scripted_agent("oracle")
         messages = [{"role": "user", "content": expected}]
         done = False
@@ -124,6 +136,44 @@ def test_an_agentgym_client_plays_what_the_local_env_shows(env_server, kind) -> 
     assert client.close() is True
     assert client.close() is False or "error" in client.close()
     assert len(server.app.episodes) == 0
+
+
+def _check_extra_routes(client: AgentGymStyleClient, kind: str, first: str,
+                        reset: dict[str, Any], metadata: dict[str, Any]) -> None:
+    """The env-specific routes answer what the agent was shown at its reset."""
+    if kind == "textcraft":
+        listed = first.split("Crafting commands:\n", 1)[1].split("\n\n", 1)[0]
+        assert client.commands() == listed and listed.startswith("craft ")
+        assert client.goal() == metadata["goal"]
+        assert f"Goal: craft {client.goal()}." in first
+    else:
+        assert "answers textcraft episodes" in client.commands()["error"]
+    if kind == "sciworld":
+        described = client.task_description()
+        assert described == {"task_description": reset["task_description"]}
+        assert described["task_description"] and first.startswith(
+            described["task_description"] + "\n")
+    else:
+        assert "answers sciworld episodes" in client.task_description()["error"]
+
+
+def test_agentgym_routes_that_show_more_than_the_agent_sees_are_not_served(env_server) -> None:
+    server = env_server()
+    for env_id, route, why in [("colbench/BabyAI-v0", "render", "partial view"),
+                               ("colbench/SciWorld-v0", "goals", "privileged"),
+                               ("colbench/SciWorld-v0", "action_hint", "never given"),
+                               ("colbench/SciWorld-v0", "object_tree", "whole world"),
+                               ("colbench/SciWorld-v0", "state", "privileged"),
+                               ("colbench/SciWorld-v0", "step_visual", "object tree")]:
+        reply = httpx.get(f"{server.url}/agentgym/{env_id}/{route}", params={"id": 0})
+        assert reply.status_code == 404
+        assert f"/{route} is not served" in reply.json()["error"]["message"]
+        assert why in reply.json()["error"]["message"]
+    base = f"{server.url}/agentgym/colbench/TextCraft-v0"
+    created = httpx.post(f"{base}/create").json()  # no body: not started yet
+    early = httpx.get(f"{base}/commands", params={"id": created["id"]}).json()
+    assert "not been reset" in early["error"]
+    assert httpx.post(f"{base}/goal", json={"id": created["id"]}).status_code == 405
 
 
 def test_textcraft_create_starts_the_episode_at_its_own_index(env_server) -> None:
