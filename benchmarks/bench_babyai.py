@@ -31,8 +31,8 @@ def main() -> None:
 
     import gymnasium as gym
 
-    from colbench.gyms.embodied.babyai import LEVELS, BabyAIEnv
-    from colbench.gyms.embodied.babyai_world import LEFT
+    from colbench.gyms.embodied.babyai.env import LEVELS, BabyAIEnv
+    from colbench.gyms.embodied.babyai.world import LEFT
 
     families = list(LEVELS)[:: max(1, len(LEVELS) // args.levels)][: args.levels]
     text_env = BabyAIEnv(split="test", levels=families)

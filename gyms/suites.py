@@ -84,7 +84,7 @@ EMBODIED = SuiteManifest(
     extra="embodied",
     envs={"colbench/SciWorld-v0": f"{_EMBODIED}.sciworld:SciWorldEnv"},
     # colbench/BabyAI-v0 and one colbench/BabyAI-<Level>-v0 per BabyAI level.
-    families={"babyai": f"{_EMBODIED}.babyai_levels:BABYAI_ENVS"},
+    families={"babyai": f"{_EMBODIED}.babyai.levels:BABYAI_ENVS"},
     protocols=("colbench", "agentgym", "agentgym-rl"),
     replays={"colbench/SciWorld-v0": f"{_EMBODIED}.replay:SciWorldReplay",
              "family:babyai": f"{_EMBODIED}.replay:BabyAIReplay"},

@@ -33,7 +33,7 @@ from collections import Counter
 from typing import Any, ClassVar
 
 from colbench.errors import EnvironmentFailure
-from colbench.gyms.embodied.babyai import BabyAIEnv
+from colbench.gyms.embodied.babyai.env import BabyAIEnv
 from colbench.gyms.embodied.sciworld import SciWorldEnv
 from colbench.records import EpisodeRecord
 from colbench.replay import EnvReplay, Rollout, RunFacts

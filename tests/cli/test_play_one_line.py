@@ -58,7 +58,7 @@ def test_textcraft_plays_one_line_actions(monkeypatch, capsys):
 
 @pytest.mark.parametrize("env_class, one_line", [
     ("colbench.gyms.craft.env:TextCraftEnv", True),
-    ("colbench.gyms.embodied.babyai:BabyAIEnv", True),
+    ("colbench.gyms.embodied.babyai.env:BabyAIEnv", True),
     ("colbench.gyms.embodied.sciworld:SciWorldEnv", True),
     ("colbench.gyms.web.env:WebEnv", True),
     ("colbench.gyms.backend.env:BackendEnv", False),

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from colbench.actions import ACTION_FORMS
-from colbench.gyms.embodied.babyai_world import (
+from colbench.gyms.embodied.babyai.world import (
     DONE,
     DROP,
     FORWARD,

@@ -2,7 +2,7 @@
 
 The 40 BabyAI level families of minigrid, seeded, played through text: the agent reads a
 description of its view and answers with high-level actions that are compiled into minigrid's
-primitive actions (see :mod:`colbench.gyms.embodied.babyai_world`).
+primitive actions (see :mod:`colbench.gyms.embodied.babyai.world`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 
 from colbench.env import Outcome, TextEnv
 from colbench.errors import ConfigError, MissingExtraError
-from colbench.gyms.embodied.babyai_levels import LEVELS
-from colbench.gyms.embodied.babyai_protocols import (  # noqa: F401  (extract_action: API)
+from colbench.gyms.embodied.babyai.levels import LEVELS
+from colbench.gyms.embodied.babyai.protocols import (  # noqa: F401  (extract_action: API)
     PROTOCOLS,
     BabyAIProtocol,
     extract_action,
@@ -149,14 +149,14 @@ class BabyAIEnv(TextEnv):
     ``reset(options={"max_turns": N})``); ``protocol``: ``colbench`` (default), ``agentgym``
     (AgentGym's server: its level variants and index-to-seed rule, observation with the
     available actions, action grammar, running score, instruction turn and 20-turn budget;
-    splits ``test`` and ``N-M``; see ``colbench.gyms.embodied.babyai_agentgym``) or
+    splits ``test`` and ``N-M``; see ``colbench.gyms.embodied.babyai.agentgym``) or
     ``agentgym-rl`` (the same server under AgentGym-RL's evaluation settings: 20 turns,
-    temperature 1, 512 new tokens); see ``colbench.gyms.embodied.babyai_protocols``.
+    temperature 1, 512 new tokens); see ``colbench.gyms.embodied.babyai.protocols``.
 
     ## Registered ids
 
     One class, with kwargs per id (as minigrid registers its levels; the ids are declared in
-    :mod:`colbench.gyms.embodied.babyai_levels`). ``colbench/BabyAI-v0`` plays all 40 level
+    :mod:`colbench.gyms.embodied.babyai.levels`). ``colbench/BabyAI-v0`` plays all 40 level
     families; ``colbench/BabyAI-<Family>-v0`` is registered with ``levels=(<Family>,)`` and
     plays that family only (a ``levels`` argument to ``make`` overrides it), for each family:
     ``GoToRedBallGrey``, ``GoToRedBall``, ``GoToRedBallNoDists``, ``GoToObj``, ``GoToLocal``,

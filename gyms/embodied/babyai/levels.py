@@ -2,7 +2,7 @@
 
 colbench imports this module when it starts (it is the ``babyai`` entry point of the
 ``colbench.env_families`` group, see :mod:`colbench.envs`), so it must stay cheap: the env
-class in :mod:`colbench.gyms.embodied.babyai` and minigrid load only when an id is made.
+class in :mod:`colbench.gyms.embodied.babyai.env` and minigrid load only when an id is made.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ LEVELS: dict[str, str] = {
     "BossLevelNoUnlock": "BabyAI-BossLevelNoUnlock-v0",
 }
 
-_ENTRY_POINT = "colbench.gyms.embodied.babyai:BabyAIEnv"
+_ENTRY_POINT = "colbench.gyms.embodied.babyai.env:BabyAIEnv"
 
 #: Every BabyAI env id -> (entry point, kwargs), minigrid's way: one class, kwargs per id.
 #: ``colbench/BabyAI-v0`` plays all levels; ``colbench/BabyAI-<Family>-v0`` plays one.

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from colbench.env import Message, ScriptedAgent
-from colbench.gyms.embodied.babyai_world import (
+from colbench.gyms.embodied.babyai.world import (
     DIR_VECS,
     DROP,
     FORWARD,

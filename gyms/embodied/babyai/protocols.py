@@ -2,9 +2,9 @@
 
 Each one owns its task set, the instructions, the text view of the level (what the agent
 reads), the parser and the reward, the turn budget, the action tools, the scripted agents and
-the agent's default sampling; :class:`~colbench.gyms.embodied.babyai.BabyAIEnv` delegates to
+the agent's default sampling; :class:`~colbench.gyms.embodied.babyai.env.BabyAIEnv` delegates to
 the one it plays. ``agentgym`` reproduces AgentGym's BabyAI server (see
-:mod:`colbench.gyms.embodied.babyai_agentgym`); ``agentgym-rl`` plays it under AgentGym-RL's
+:mod:`colbench.gyms.embodied.babyai.agentgym`); ``agentgym-rl`` plays it under AgentGym-RL's
 evaluation settings (``examples/eval/babyai_eval.sh``: 20 rounds, temperature 1, 512 new
 tokens).
 """
@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any
 from colbench import actions
 from colbench.env import Outcome
 from colbench.errors import ConfigError
-from colbench.gyms.embodied import babyai_agentgym as agentgym
-from colbench.gyms.embodied.babyai_tools import AGENTGYM_TOOLS, COLBENCH_TOOLS
+from colbench.gyms.embodied.babyai import agentgym
+from colbench.gyms.embodied.babyai.tools import AGENTGYM_TOOLS, COLBENCH_TOOLS
 from colbench.protocols import DEFAULT_PROTOCOL, Protocol, SamplingDefaults
 from colbench.tasks import TaskSet
 from colbench.tools import ActionTool
 
 if TYPE_CHECKING:
-    from colbench.gyms.embodied.babyai import BabyAIEnv
+    from colbench.gyms.embodied.babyai.env import BabyAIEnv
 
 SYSTEM_PROMPT = """You are an agent in BabyAI, a grid world of rooms, doors and objects (balls, \
 boxes, keys). Carry out the mission you are given. You see only what lies ahead of you, and you \
@@ -70,8 +70,8 @@ class BabyAIProtocol(Protocol):
         levels:
             Level families to play, or None.
         """
-        from colbench.gyms.embodied.babyai import load_babyai_tasks
-        from colbench.gyms.embodied.babyai_levels import LEVELS
+        from colbench.gyms.embodied.babyai.env import load_babyai_tasks
+        from colbench.gyms.embodied.babyai.levels import LEVELS
 
         return load_babyai_tasks(split, tuple(levels or LEVELS))
 
@@ -81,22 +81,22 @@ class BabyAIProtocol(Protocol):
 
     def scripted_agents(self) -> dict[str, Any]:
         """The scripted agents under this protocol (``oracle`` and the blind baselines)."""
-        from colbench.gyms.embodied.babyai_baselines import COLBENCH_BASELINES
-        from colbench.gyms.embodied.babyai_oracle import BabyAIOracle
+        from colbench.gyms.embodied.babyai.baselines import COLBENCH_BASELINES
+        from colbench.gyms.embodied.babyai.oracle import BabyAIOracle
 
         return {"oracle": BabyAIOracle, **COLBENCH_BASELINES}
 
     def begin(self, env: BabyAIEnv, first: dict[str, Any]) -> tuple[Any, str]:
         """The text view of a new episode on ``env``'s level (just reset, ``first`` its
         first minigrid observation) and the first observation."""
-        from colbench.gyms.embodied.babyai_world import World
+        from colbench.gyms.embodied.babyai.world import World
 
         view = World(env.game)
         return view, f"Your mission: {env.game.mission}.\n{view.describe()}"
 
     def act(self, env: BabyAIEnv, action: str, *, last_turn: bool) -> Outcome:
         """One turn of ``env`` for the agent's whole message ``action``."""
-        from colbench.gyms.embodied.babyai_actions import ActionFailed, run_action
+        from colbench.gyms.embodied.babyai.actions import ActionFailed, run_action
 
         assert env.task is not None
         command = extract_action(action)
@@ -142,7 +142,7 @@ class AgentGymBabyAIProtocol(BabyAIProtocol):
         return agentgym.SYSTEM_PROMPT
 
     def scripted_agents(self) -> dict[str, Any]:
-        from colbench.gyms.embodied.babyai_baselines import BASELINES
+        from colbench.gyms.embodied.babyai.baselines import BASELINES
 
         return {"oracle": agentgym.AgentGymOracle, **BASELINES}
 
@@ -174,7 +174,7 @@ class AgentGymBabyAIProtocol(BabyAIProtocol):
 COLBENCH = BabyAIProtocol(
     DEFAULT_PROTOCOL, summary="colbench's own BabyAI",
     task_source="minigrid's 40 BabyAI level families, seeded by split "
-                "(colbench.gyms.embodied.babyai.SPLIT_SEEDS)",
+                "(colbench.gyms.embodied.babyai.env.SPLIT_SEEDS)",
     scorer="minigrid's reward, 1 - 0.9 * steps / step limit on success")
 AGENTGYM = AgentGymBabyAIProtocol(
     agentgym.PROTOCOL, summary="AgentGym's BabyAI server",

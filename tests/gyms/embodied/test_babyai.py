@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("minigrid", reason="BabyAI needs the [embodied] extra")
 
 import colbench  # noqa: E402,F401  (registers the env ids)
-from colbench.gyms.embodied.babyai import (  # noqa: E402
+from colbench.gyms.embodied.babyai.env import (  # noqa: E402
     LEVEL_TURN_BUDGETS,
     LEVELS,
     SPLIT_SEEDS,
@@ -16,8 +16,8 @@ from colbench.gyms.embodied.babyai import (  # noqa: E402
     extract_action,
     load_babyai_tasks,
 )
-from colbench.gyms.embodied.babyai_oracle import BabyAIOracle  # noqa: E402
-from colbench.gyms.embodied.babyai_world import FORWARD, LEFT, PICKUP  # noqa: E402
+from colbench.gyms.embodied.babyai.oracle import BabyAIOracle  # noqa: E402
+from colbench.gyms.embodied.babyai.world import FORWARD, LEFT, PICKUP  # noqa: E402
 
 
 @pytest.fixture

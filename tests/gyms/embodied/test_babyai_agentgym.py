@@ -13,8 +13,8 @@ import pytest
 pytest.importorskip("minigrid")
 
 from colbench.errors import ConfigError  # noqa: E402
-from colbench.gyms.embodied import babyai_agentgym as agentgym  # noqa: E402
-from colbench.gyms.embodied.babyai import BabyAIEnv  # noqa: E402
+from colbench.gyms.embodied.babyai import agentgym  # noqa: E402
+from colbench.gyms.embodied.babyai.env import BabyAIEnv  # noqa: E402
 
 FIXTURE = Path(__file__).parent / "fixtures" / "agentgym_babyai_episodes.json"
 warnings.filterwarnings("ignore", message=".*out of date.*")

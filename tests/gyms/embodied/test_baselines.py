@@ -12,14 +12,14 @@ pytest.importorskip("minigrid", reason="BabyAI needs the [embodied] extra")
 
 from baseline_checks import check_blind_baseline  # noqa: E402
 
-from colbench.gyms.embodied.babyai import BabyAIEnv  # noqa: E402
-from colbench.gyms.embodied.babyai_baselines import (  # noqa: E402
+from colbench.gyms.embodied.babyai.baselines import (  # noqa: E402
     BabyAIGreedy,
     implied_actions,
     listed_actions,
     matches,
     mission_clauses,
 )
+from colbench.gyms.embodied.babyai.env import BabyAIEnv  # noqa: E402
 from colbench.gyms.embodied.sciworld_baselines import (  # noqa: E402
     action_templates,
     seen_names,

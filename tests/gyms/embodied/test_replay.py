@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from replay_helpers import FORGERY_KINDS, forgeries, made_envs, play
 
-from colbench.gyms.embodied.babyai_levels import BABYAI_ENVS
+from colbench.gyms.embodied.babyai.levels import BABYAI_ENVS
 from colbench.records import EpisodeRecord
 from colbench.replay import Replay, RunFacts, find_replay
 from colbench.runner import EvalConfig, evaluate
@@ -17,7 +17,7 @@ from colbench.tasks import TaskSet
 
 pytest.importorskip("minigrid", reason="needs colbench[embodied] (minigrid)")
 
-from colbench.gyms.embodied.babyai import BabyAIEnv, load_babyai_tasks  # noqa: E402
+from colbench.gyms.embodied.babyai.env import BabyAIEnv, load_babyai_tasks  # noqa: E402
 from colbench.gyms.embodied.replay import BabyAIReplay, SciWorldReplay  # noqa: E402
 
 BABYAI = "colbench/BabyAI-GoToRedBall-v0"
