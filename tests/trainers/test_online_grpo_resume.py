@@ -88,11 +88,34 @@ def test_killed_run_resumes_to_the_uninterrupted_end(tiny_llama, tmp_path):
     script = tmp_path / "run.py"
     script.write_text(SCRIPT.format(tests=str(TESTS)))
     whole, killed = tmp_path / "whole", tmp_path / "killed"
-    done = subprocess.run(_command(script, tiny_llama, whole), capture_output=True,
-                          text=True, env=_env(), timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
+    # The uninterrupted run plays beside the killed and resumed ones (each uses one thread):
+    # one after the other, the three took 6 to 7 minutes on a loaded two-core machine.
+    log = tmp_path / "whole.log"  # a file, not a pipe: nobody reads it until the end
+    with log.open("w") as stderr:
+        uninterrupted = subprocess.Popen(_command(script, tiny_llama, whole), env=_env(),
+                                         stdout=subprocess.DEVNULL, stderr=stderr)
+    try:
+        _kill_and_resume(script, tiny_llama, killed, tmp_path / "ready")
+        uninterrupted.wait(timeout=600)
+    finally:
+        if uninterrupted.poll() is None:
+            uninterrupted.kill()
+            uninterrupted.wait()
+    assert uninterrupted.returncode == 0, log.read_text()[-3000:]
+    record = json.loads((killed / "colbench_train.json").read_text())
+    expected = json.loads((whole / "colbench_train.json").read_text())
+    assert record["metrics"]["steps"] == expected["metrics"]["steps"] == 4
+    assert record["metrics"]["episodes"] == expected["metrics"]["episodes"] == 16
+    # The same tasks and turn budgets (curriculum stage) at every step. (Rewards are not
+    # compared: two policies sampling on two threads share torch's RNG, so even two
+    # uninterrupted runs differ in what the tiny model says.)
+    resumed, uninterrupted_steps = _steps(killed), _steps(whole)
+    assert sorted(resumed) == list(range(4))
+    assert resumed == uninterrupted_steps
 
-    ready = tmp_path / "ready"
+
+def _kill_and_resume(script: Path, tiny_llama: Path, killed: Path, ready: Path) -> None:
+    """Kill a run in its fourth step, check what it left, and resume it to its end."""
     child = subprocess.Popen(_command(script, tiny_llama, killed), env={
         **_env(), "HOLD": str(ready), "HOLD_STEP": "3"}, stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE, text=True)
@@ -117,16 +140,6 @@ def test_killed_run_resumes_to_the_uninterrupted_end(tiny_llama, tmp_path):
     done = subprocess.run(_command(script, tiny_llama, killed, "--resume"),
                           capture_output=True, text=True, env=_env(), timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    record = json.loads((killed / "colbench_train.json").read_text())
-    expected = json.loads((whole / "colbench_train.json").read_text())
-    assert record["metrics"]["steps"] == expected["metrics"]["steps"] == 4
-    assert record["metrics"]["episodes"] == expected["metrics"]["episodes"] == 16
-    # The same tasks and turn budgets (curriculum stage) at every step. (Rewards are not
-    # compared: two policies sampling on two threads share torch's RNG, so even two
-    # uninterrupted runs differ in what the tiny model says.)
-    resumed, uninterrupted = _steps(killed), _steps(whole)
-    assert sorted(resumed) == list(range(4))
-    assert resumed == uninterrupted
     final = json.loads((killed / "trainer_state.json").read_text())["log_history"]
     # The log goes on from the checkpoint's: steps 1-2 from the killed run, 3-4 resumed.
     assert [e["step"] for e in final if "rollout/horizon" in e] == [1, 2, 3, 4]
