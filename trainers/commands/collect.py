@@ -10,6 +10,7 @@ from colbench.cli.evaluate_cmd import (
     default_out_dir,
     env_kwargs_from_args,
     executor_options_from_args,
+    run_settings_label,
 )
 
 
@@ -34,7 +35,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="S",
                    help="base seed of episodes and of the model draw (default: 0)")
     p.add_argument("--out", type=Path, metavar="DIR",
-                   help="data directory (default: runs/<env>/collect/<split>)")
+                   help="data directory (default: runs/<env>/collect/<split>, followed by "
+                        "the settings that differ from evaluate's defaults, as evaluate names "
+                        "its runs: e.g. train,protocol=agentgym,temperature=0.7)")
     p.add_argument("--simulator", metavar="SPEC",
                    help="simulated human: 'builtin' (default) or a model spec")
     p.add_argument("--compat", action="store_true",
@@ -65,13 +68,16 @@ def run(args: argparse.Namespace) -> int:
     from colbench.runner.tables import summaries_table
     from colbench.trainers.collection import CollectConfig, collect
 
-    out = args.out or default_out_dir(args.env_id, "collect", args.split)
+    env_kwargs = env_kwargs_from_args(args)
+    sampling = SamplingParams(temperature=args.temperature, top_p=args.top_p,
+                              max_tokens=args.max_tokens)
+    # Named by its settings as evaluate's runs are, so that a sweep needs no --out.
+    out = args.out or default_out_dir(args.env_id, "collect", args.split,
+                                      run_settings_label(args, env_kwargs, sampling, None))
     config = CollectConfig(
         env=args.env_id, models=list(args.models), out=out, k=args.k, split=args.split,
         tasks=args.tasks, num_tasks=args.num_tasks, concurrency=args.concurrency,
-        seed=args.seed, env_kwargs=env_kwargs_from_args(args),
-        sampling=SamplingParams(temperature=args.temperature, top_p=args.top_p,
-                                max_tokens=args.max_tokens),
+        seed=args.seed, env_kwargs=env_kwargs, sampling=sampling,
         progress=not args.no_progress, executor=args.executor,
         executor_options=executor_options_from_args(args), env_url=args.env_url)
     summary = collect(config)
