@@ -13,7 +13,7 @@ HEAVY = ("torch", "transformers", "trl", "datasets", "minigrid", "playwright", "
          "scienceworld", "textworld")
 #: colbench modules that belong to other commands or to the gyms themselves.
 OTHERS = ("colbench.runner", "colbench.models", "colbench.rundir", "colbench.trainers",
-          "colbench.leaderboard", "colbench.cli.evaluate_cmd", "colbench.gyms.embodied.babyai",
+          "colbench.leaderboard", "colbench.cli.evaluate_cmd", "colbench.gyms.embodied.babyai.env",
           "colbench.gyms.backend", "colbench.gyms.frontend", "colbench.gyms.search")
 
 _SCRIPT = """
