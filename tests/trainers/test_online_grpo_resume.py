@@ -136,7 +136,7 @@ def _kill_and_resume(script: Path, tiny_llama: Path, killed: Path, ready: Path) 
     assert (killed / "rollouts" / "step-000002").is_dir()  # played after the checkpoint
     assert not (killed / "rollouts" / "step-000003" / "samples.jsonl").exists()
 
-    # The same command with --resume goes on from checkpoint-4.
+    # The same command with --resume goes on from checkpoint-2 to step 4.
     done = subprocess.run(_command(script, tiny_llama, killed, "--resume"),
                           capture_output=True, text=True, env=_env(), timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
