@@ -106,7 +106,63 @@ DEFAULT_STEP_TIMEOUT_S = TextEnv.step_timeout_s
 
 @dataclass
 class EvalConfig:
-    """What ``colbench evaluate`` runs. Every field has a CLI flag of the same name."""
+    """What ``colbench evaluate`` runs. Every field has a CLI flag of the same name.
+
+    Parameters
+    ----------
+    env : str
+        The registered env id to play (``colbench/Backend-v0``).
+    model : str
+        The model spec the agent is built from (``openai:gpt-4o``, ``hf:./ckpt``).
+    out : Path
+        The run directory to write (and resume from).
+    split : str
+        The env's task split (``test``).
+    tasks : str or None
+        A task JSONL or registered task set played in place of the split.
+    num_tasks : int or None
+        Play only the first this many tasks; None: all of them.
+    trials : int
+        Episodes per task.
+    concurrency : int
+        Episodes in flight at once.
+    seed : int
+        The run's base seed; each episode's seed derives from it.
+    env_kwargs : dict
+        Keyword arguments for the env's constructor (``--env-arg KEY=VALUE``).
+    sampling : SamplingParams
+        The agent's sampling settings.
+    sampling_from_protocol : tuple of str
+        The ``sampling`` fields left to the env's protocol's defaults.
+    max_env_retries : int
+        Retries of an episode whose env itself failed.
+    max_consecutive_failures : int
+        Stop after this many episodes in a row failed the same way (0: never).
+    max_answer_chars : int or None
+        Refuse a model message longer than this; None: the env's action bound.
+    max_record_chars : int
+        Cut each text of a stored record beyond this many characters.
+    step_timeout_s : float or None
+        Wall-clock bound on each env ``reset`` and ``step``; None: the env's own.
+    resume : bool
+        Continue the run ``out`` already holds instead of refusing it.
+    progress : bool
+        Show a progress bar.
+    executor : str
+        Where the episodes' envs live: ``local`` or a registered executor (``ray``).
+    executor_options : dict
+        The executor's options.
+    system_prompt : str or None
+        A system prompt sent in place of the env's; None: the env's own.
+    max_turns : int or None
+        The turn budget of every episode; None: the env's own.
+    env_url : str or None
+        An env server that serves the envs; None: envs made in this process.
+    require_isolation : str or None
+        Refuse to start unless the code sandbox gives at least this isolation.
+
+    The comments on the fields below say more where a field needs it.
+    """
 
     env: str
     model: str
@@ -298,12 +354,19 @@ def task_labels(metadata: dict[str, Any]) -> dict[str, str | int | float | bool]
 class Runner:
     """Runs an :class:`EvalConfig`. Use :func:`evaluate` unless you need the pieces.
 
-    ``hooks`` observe the run and may adjust each record before it is written
-    (:class:`~colbench.runner.hooks.RunHooks`); they are called in the order given.
-
-    ``executor`` places the episodes' envs (:mod:`colbench.runner.executor`); by default the
-    one ``config.executor`` names is built, and closed with the runner. One passed in is
-    the caller's to close, so that it (and its warm envs) can serve several runs.
+    Parameters
+    ----------
+    config : EvalConfig
+        What to run.
+    model : BaseChatModel or None
+        The agent; None builds it from ``config.model``.
+    hooks : sequence of RunHooks
+        Observe the run and may adjust each record before it is written
+        (:class:`~colbench.runner.hooks.RunHooks`); called in the order given.
+    executor : EnvExecutor or None
+        Places the episodes' envs (:mod:`colbench.runner.executor`). None builds the one
+        ``config.executor`` names, closed with the runner; one passed in is the caller's to
+        close, so that it (and its warm envs) can serve several runs.
     """
 
     def __init__(self, config: EvalConfig, model: BaseChatModel | None = None, *,
@@ -686,8 +749,22 @@ class Runner:
 
 def evaluate(config: EvalConfig, model: BaseChatModel | None = None, *,
              hooks: Sequence[RunHooks] = ()) -> Summary:
-    """Run an evaluation to completion (resuming what ``config.out`` already holds);
-    ``hooks`` observe it (:class:`~colbench.runner.hooks.RunHooks`)."""
+    """Run an evaluation to completion, resuming what ``config.out`` already holds.
+
+    Parameters
+    ----------
+    config : EvalConfig
+        What to run.
+    model : BaseChatModel or None
+        The agent; None builds it from ``config.model``.
+    hooks : sequence of RunHooks
+        Observe the run (:class:`~colbench.runner.hooks.RunHooks`).
+
+    Returns
+    -------
+    Summary
+        The run's metrics, as written to ``summary.json``.
+    """
     runner = Runner(config, model=model, hooks=hooks)
     try:
         return asyncio.run(_run_with_model_threads(runner))
