@@ -22,7 +22,23 @@ Conversation = Sequence[Message]
 
 @dataclass(frozen=True)
 class SamplingParams:
-    """Sampling settings passed with every request."""
+    """Sampling settings passed with every request.
+
+    Parameters
+    ----------
+    temperature : float
+        Sampling temperature (0: greedy).
+    max_tokens : int
+        The most new tokens one completion may have.
+    top_p : float
+        Nucleus sampling's probability mass.
+    seed : int or None
+        The backend's sampling seed, where it takes one.
+    stop : tuple of str
+        Strings that end a completion.
+    logprobs : bool
+        Ask for the completion's token ids and log-probabilities (RL needs them).
+    """
 
     temperature: float = 0.0
     max_tokens: int = 1024
@@ -39,8 +55,20 @@ class EpisodeContext:
 
     The runner passes one with every call (:meth:`BaseChatModel.respond`), so that a model
     that must know its episode (a pool that draws a member per episode, a policy chosen per
-    turn in online RL) reads it here instead of from the env. ``seed`` is the episode's own
-    seed (the one the env was reset with); ``turn`` counts the agent's turns from 0.
+    turn in online RL) reads it here instead of from the env.
+
+    Parameters
+    ----------
+    env_id : str
+        The env id the episode plays.
+    task_id : str
+        The task's id.
+    trial : int
+        The trial of that task, from 0.
+    seed : int
+        The episode's own seed (the one the env was reset with).
+    turn : int
+        The agent's turn, counted from 0.
     """
 
     env_id: str
@@ -61,7 +89,25 @@ class EpisodeContext:
 
 @dataclass
 class Completion:
-    """One completion. Token ids and log-probabilities are filled when the backend has them."""
+    """One completion. Token ids and log-probabilities are filled when the backend has them.
+
+    Parameters
+    ----------
+    text : str
+        The completion's text.
+    token_ids : list of int or None
+        Its token ids.
+    logprobs : list of float or None
+        The log-probability of each of its tokens.
+    prompt_tokens : int or None
+        Tokens in the prompt, as the backend counted them.
+    completion_tokens : int or None
+        Tokens in the completion.
+    finish_reason : str or None
+        Why generation stopped (``stop``, ``length``), as the backend says.
+    extra : dict
+        Whatever else the backend returned that a caller may want.
+    """
 
     text: str
     token_ids: list[int] | None = None

@@ -28,7 +28,26 @@ def split_options(rest: str) -> tuple[str, dict[str, str]]:
 
 
 def load_model(spec: str, **kwargs: Any) -> BaseChatModel:
-    """Build the model that ``spec`` names. Raises ConfigError naming what was wrong."""
+    """Build the model that ``spec`` names.
+
+    Parameters
+    ----------
+    spec : str
+        ``KIND:REST``: a registered model kind and what it takes (``openai:gpt-4o``,
+        ``hf:./ckpt``, ``scripted:oracle``).
+    **kwargs
+        Passed to the kind's factory.
+
+    Returns
+    -------
+    BaseChatModel
+        The model, named ``spec`` unless its factory named it.
+
+    Raises
+    ------
+    ConfigError
+        Naming what was wrong with the spec.
+    """
     if not isinstance(spec, str) or ":" not in spec:
         known = ", ".join(f"{n}:..." for n in registry.models.names())
         raise ConfigError(f"model spec {spec!r} has no kind prefix; use one of: {known}")
