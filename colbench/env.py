@@ -58,11 +58,24 @@ class AnyText(spaces.Text):
 class Outcome:
     """What one agent action led to, as a subclass reports it to :meth:`TextEnv.step`.
 
-    ``terminated``: the task reached a terminal state. ``truncated``: a limit outside the
-    task's own dynamics (e.g. a wrapped simulator's step limit) ended the episode before the
-    turn budget did; the base class also truncates on the budget's last turn by itself, so a
-    subclass that only has the turn budget never needs to set it. If both are set,
-    ``terminated`` wins. An outcome that ends the episode either way must carry ``metrics``.
+    An outcome that ends the episode either way must carry ``metrics``.
+
+    Parameters
+    ----------
+    observation : str
+        What the agent reads next.
+    reward : float
+        The step's reward.
+    terminated : bool
+        The task reached a terminal state (wins over ``truncated`` when both are set).
+    truncated : bool
+        A limit outside the task's own dynamics (a wrapped simulator's step limit) ended the
+        episode before the turn budget did; the base class truncates on the budget's last
+        turn by itself, so a subclass that only has the turn budget never sets it.
+    info : dict
+        Gymnasium's ``info`` for the step.
+    metrics : dict or None
+        Set on the episode's last step: success, score and the suite's own metrics.
     """
 
     observation: str
@@ -75,7 +88,13 @@ class Outcome:
 
 
 class ScriptedAgent(abc.ABC):
-    """A deterministic agent that may read the env's privileged data (see ``scripted:NAME``)."""
+    """A deterministic agent that may read the env's privileged data (see ``scripted:NAME``).
+
+    Parameters
+    ----------
+    env : TextEnv
+        The env it plays, whose current task (privileged data included) it may read.
+    """
 
     def __init__(self, env: TextEnv) -> None:
         self.env = env
@@ -120,7 +139,17 @@ def episode_turn_budget(value: Any) -> int | None:
 
 
 class TextEnv(gym.Env[str, str], abc.ABC):
-    """Base of colbench's text environments. See the module docstring."""
+    """Base of colbench's text environments. See the module docstring.
+
+    Parameters
+    ----------
+    tasks : TaskSet
+        The tasks ``reset`` draws from (not empty).
+    max_turns : int or None
+        The agent's turn budget per episode; None: the class's ``default_max_turns``.
+    render_mode : str or None
+        Gymnasium's render mode: ``ansi`` or None.
+    """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
     #: Registered id prefix and version, e.g. ``colbench/Backend`` and ``"0"``.

@@ -12,7 +12,17 @@ class ConfigError(ColbenchError, ValueError):
 
 
 class MissingExtraError(ColbenchError, ImportError):
-    """A part needs an optional dependency group that is not installed."""
+    """A part needs an optional dependency group that is not installed.
+
+    Parameters
+    ----------
+    part : str
+        What needs it, as the message names it (``colbench/BabyAI-v0``).
+    extra : str
+        The colbench extra that installs it (``embodied``).
+    missing : str or None
+        The module that failed to import, where known.
+    """
 
     def __init__(self, part: str, extra: str, missing: str | None = None) -> None:
         detail = f" (could not import {missing!r})" if missing else ""
