@@ -59,8 +59,19 @@ _family_of: dict[str, str] = {}
 
 def register_env(env_id: str, entry_point: str, *, source: str = "builtin",
                  kwargs: Mapping[str, Any] | None = None) -> None:
-    """Register ``env_id`` with Gymnasium and colbench. ``entry_point`` is ``module:Class``
-    and is imported only when the env is made; ``kwargs`` are passed to it on every make."""
+    """Register ``env_id`` with Gymnasium and colbench (an id already registered is kept).
+
+    Parameters
+    ----------
+    env_id : str
+        The id (``mypkg/Maze-v0``).
+    entry_point : str
+        ``module:Class``, imported only when the env is made.
+    source : str
+        Where the id comes from, as ``colbench list`` shows it.
+    kwargs : mapping or None
+        Passed to the class on every make.
+    """
     if env_id not in gym.registry:
         gym.register(id=env_id, entry_point=entry_point, kwargs=dict(kwargs or {}),
                      disable_env_checker=True)
@@ -140,11 +151,30 @@ def register_entry_point_envs() -> None:
 
 
 def env_ids() -> list[str]:
+    """Every registered env id, sorted (families' ids included)."""
     return registry.envs.names()
 
 
 def make(env_id: str, **kwargs: Any) -> gym.Env:
-    """``gymnasium.make`` for a colbench env id, with a clear error on an unknown id."""
+    """``gymnasium.make`` for a colbench env id, with a clear error on an unknown id.
+
+    Parameters
+    ----------
+    env_id : str
+        A registered env id (:func:`env_ids`).
+    **kwargs
+        The env's constructor arguments, over those the id was registered with.
+
+    Returns
+    -------
+    gymnasium.Env
+        The env, not yet reset.
+
+    Raises
+    ------
+    ConfigError
+        For an unknown id, with the nearest registered ones.
+    """
     registry.envs.get_entry(env_id)  # raises ConfigError with suggestions on a miss
     if env_id not in gym.registry:
         entry = registry.envs.get_entry(env_id)

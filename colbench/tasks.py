@@ -64,7 +64,17 @@ class TaskSetManifest(BaseModel):
 
 
 class TaskSet(Sequence[Task]):
-    """An ordered, immutable list of tasks with a name and a content hash."""
+    """An ordered, immutable list of tasks with a name and a content hash.
+
+    Parameters
+    ----------
+    name : str
+        The set's name, as runs record it.
+    tasks : sequence of Task
+        The tasks, in order; ids must be unique.
+    version : str
+        The set's version, recorded beside its name.
+    """
 
     def __init__(self, name: str, tasks: Sequence[Task], *, version: str = "1") -> None:
         self.name = name

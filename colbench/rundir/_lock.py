@@ -33,8 +33,15 @@ HOLDER_WAIT_SECONDS = 0.5
 
 
 class RunDirBusy(ConfigError):
-    """Another process is writing this run directory. ``holder_pid`` is its pid when it is
-    known."""
+    """Another process is writing this run directory.
+
+    Parameters
+    ----------
+    message : str
+        What the user reads.
+    holder_pid : int or None
+        The writing process's pid, when it is known.
+    """
 
     def __init__(self, message: str, holder_pid: int | None) -> None:
         super().__init__(message)

@@ -102,7 +102,13 @@ def task_set_prefix_rule(tasks: TaskSet) -> GrowthRule:
 
 
 class RunDir:
-    """One run directory. Making the object touches nothing on disk; :meth:`prepare` does."""
+    """One run directory. Making the object touches nothing on disk; :meth:`prepare` does.
+
+    Parameters
+    ----------
+    path : str or Path
+        The directory (it need not exist yet).
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
