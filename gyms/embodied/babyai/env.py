@@ -7,9 +7,8 @@ primitive actions (see :mod:`colbench.gyms.embodied.babyai.world`).
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import io
+import logging
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -66,8 +65,27 @@ def _minigrid() -> Any:
     except ImportError as exc:
         raise MissingExtraError("BabyAI", "embodied", "minigrid") from exc
     import minigrid.envs.babyai  # noqa: F401
+    from minigrid.envs.babyai.core import roomgrid_level
 
+    # minigrid prints each rejected level layout ("Sampling rejected: ...") before it retries:
+    # the module's print becomes a debug log line (shown under -v). Only that module's prints
+    # change, and no thread swaps the process-wide sys.stdout to hide them.
+    roomgrid_level.print = _log_level_generation
     return minigrid
+
+
+_level_generation_log = logging.getLogger("minigrid")
+
+
+def _log_level_generation(*values: object, **_print_options: Any) -> None:
+    """What minigrid's level generator prints, logged at debug level instead.
+
+    Parameters
+    ----------
+    values:
+        The printed values, joined by spaces as ``print`` joins them.
+    """
+    _level_generation_log.debug(" ".join(str(value) for value in values))
 
 
 @functools.lru_cache(maxsize=64)
@@ -259,9 +277,7 @@ class BabyAIEnv(TextEnv):
         if not isinstance(level, str) or not isinstance(seed, int):
             raise ConfigError(f"BabyAI task {task.id!r} needs privileged level and seed")
         self.game = self._level(level)
-        # Level generation prints its rejection-sampling retries; they are noise here.
-        with contextlib.redirect_stdout(io.StringIO()):
-            first, _ = self.game.reset(seed=seed)
+        first, _ = self.game.reset(seed=seed)  # its retries are logged (_minigrid)
         self.total_reward = 0.0
         self._reward_gained = 0.0
         self.invalid_actions = 0
