@@ -34,8 +34,8 @@ def pair_rows(pairs: list[TrajectoryPair], tokenizer: Any) -> list[dict[str, Any
 
     rows = []
     for pair in pairs:
-        prompt, chosen = split_prompt(episode_messages(pair.chosen))
-        _, rejected = split_prompt(episode_messages(pair.rejected))
+        prompt, chosen = split_episode(pair.chosen)
+        _, rejected = split_episode(pair.rejected)
         prompt_ids, chosen_ids, chosen_turns = tokenize_continuation(tokenizer, prompt, chosen)
         other_prompt, rejected_ids, rejected_turns = tokenize_continuation(tokenizer, prompt,
                                                                            rejected)
@@ -56,7 +56,13 @@ def dpo_loss_settings(beta: float, loss_type: str, nll_coef: float) -> dict[str,
 
 
 class MTDPOTrainer(TrainerPlugin):
-    """Multi-turn DPO (see the module docs)."""
+    """Multi-turn DPO (see the module docs).
+
+    Parameters
+    ----------
+    config : MTDPOConfig or None
+        Its settings; None: the defaults.
+    """
 
     name = "mt-dpo"
     config_class = MTDPOConfig

@@ -51,7 +51,13 @@ def sft_rows(episodes: list[EpisodeRecord], tokenizer: Any) -> list[dict[str, An
 
 
 class RFTTrainer(TrainerPlugin):
-    """Rejection fine-tuning (see the module docs)."""
+    """Rejection fine-tuning (see the module docs).
+
+    Parameters
+    ----------
+    config : RFTConfig or None
+        Its settings; None: the defaults.
+    """
 
     name = "rft"
     config_class = RFTConfig

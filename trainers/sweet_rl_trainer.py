@@ -149,7 +149,13 @@ def rank_pairs(candidates: list[str], advantages: list[float], pairs_per_turn: i
 
 
 class SweetRLTrainer(TrainerPlugin):
-    """SWEET-RL (see the module docs)."""
+    """SWEET-RL (see the module docs).
+
+    Parameters
+    ----------
+    config : SweetRLConfig or None
+        Its settings; None: the defaults.
+    """
 
     name = "sweet-rl"
     config_class = SweetRLConfig

@@ -52,8 +52,19 @@ KIND = "dynamic-tp"
 class DynamicTPExecutor:
     """Serves generation at a tensor-parallel degree chosen per rollout stage.
 
-    ``engine_factory(tp)`` builds the engine of a degree; the selector starts at its
-    ``current`` degree. Thread-safe: one batch runs at a time.
+    Thread-safe: one batch runs at a time.
+
+    Parameters
+    ----------
+    engine_factory : EngineFactory
+        ``engine_factory(tp)`` builds the engine of degree ``tp``.
+    selector : TPSelector
+        Picks the degree at each stage's end; serving starts at its ``current`` degree.
+    stage_requests : int or None
+        A stage ends after this many completions; None: the caller ends stages
+        (:meth:`end_stage`).
+    percentile : float
+        The percentile of a stage's context lengths its statistics report to the selector.
     """
 
     #: The name it registers under (``colbench.executors``).

@@ -215,16 +215,27 @@ class RemoteScriptedAgent:
 class RayEnvExecutor(EnvExecutor):
     """Holds the episodes' envs in Ray actors. See the module docstring.
 
-    Options (``--executor-arg KEY=VALUE``; ``--address`` sets ``address``):
+    On the command line each parameter is ``--executor-arg KEY=VALUE`` (``--address`` sets
+    ``address``).
 
-    * ``address`` (None): the cluster to join (``auto``, ``ray://host:10001``); None starts
-      a local one when Ray is not yet initialised (and shuts it down at the end);
-    * ``envs_per_actor`` (4): warm envs per actor;
-    * ``actor_cpus`` (1.0): CPUs each actor asks Ray for (fractions allowed);
-    * ``ready_timeout_s`` (120): how long the first actors may take to start before the run
-      is refused with the cluster's resources in the message;
-    * ``model_replicas`` (0): load the model in this many actors instead of the driver;
-      ``model_cpus`` (1.0) and ``model_gpus`` (0.0) are what each replica asks for.
+    Parameters
+    ----------
+    address : str or None
+        The cluster to join (``auto``, ``ray://host:10001``); None starts a local one when
+        Ray is not yet initialised (and shuts it down at the end).
+    envs_per_actor : int
+        Warm envs per actor.
+    actor_cpus : float
+        CPUs each actor asks Ray for (fractions allowed).
+    ready_timeout_s : float
+        How long the first actors may take to start before the run is refused with the
+        cluster's resources in the message.
+    model_replicas : int
+        Load the model in this many actors instead of the driver (0: in the driver).
+    model_cpus : float
+        CPUs each model replica asks for.
+    model_gpus : float
+        GPUs each model replica asks for.
     """
 
     name = "ray"
