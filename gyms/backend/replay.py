@@ -51,8 +51,11 @@ REPLAYABLE_SCORERS = tuple(SCORER_PROTOCOLS)
 class BackendReplay(EnvReplay):
     """Replays ``colbench/Backend-v0`` episodes; see the module docstring.
 
-    ``sandbox``: the code sandbox that re-runs answers (the shared pool by default); its
-    ``workers`` say how many episodes are checked at once.
+    Parameters
+    ----------
+    sandbox : Sandbox or None
+        The code sandbox that re-runs answers (None: the shared pool); its ``workers`` say
+        how many episodes are checked at once.
     """
 
     checked_metrics: ClassVar[tuple[str, ...]] = (

@@ -488,6 +488,11 @@ class BuiltinCodeSimulator:
     sentences and :data:`MAX_REPLY_CHARS` characters; :data:`DONT_KNOW` when nothing matches,
     :data:`NOT_A_QUESTION` to a message that asks nothing. The dialogue so far does not
     change the answer: the same question always gets the same reply.
+
+    Parameters
+    ----------
+    max_chars : int
+        The longest reply, in characters (at least 40).
     """
 
     name = "builtin"

@@ -24,8 +24,13 @@ from colbench.tasks import Task, TaskSet
 
 
 class TextCraftReplay(EnvReplay):
-    """Replays ``colbench/TextCraft-v0`` episodes; see the module docstring. Takes no
-    options (``sandbox=``, handed to every replay by a server, is ignored: no code runs)."""
+    """Replays ``colbench/TextCraft-v0`` episodes; see the module docstring.
+
+    Parameters
+    ----------
+    sandbox : object or None
+        Handed to every replay by a server; ignored, since no code runs.
+    """
 
     checked_metrics: ClassVar[tuple[str, ...]] = (
         "score", "success", "turns", "invalid_actions", "depth", "goal")

@@ -44,11 +44,16 @@ _LISTING = re.compile(r"[,:]\s+|\n")
 
 
 class BabyAIReplay(EnvReplay):
-    """Replays the episodes of every BabyAI id; see the module docstring. Takes no options
-    (``sandbox=``, handed to every replay by a server, is ignored: no code runs).
+    """Replays the episodes of every BabyAI id; see the module docstring.
 
     Envs are kept between episodes (``reuse_envs``): each caches the minigrid levels it
-    has built, which saves rebuilding a level's env for every episode of that level."""
+    has built, which saves rebuilding a level's env for every episode of that level.
+
+    Parameters
+    ----------
+    sandbox : object or None
+        Handed to every replay by a server; ignored, since no code runs.
+    """
 
     checked_metrics: ClassVar[tuple[str, ...]] = (
         "score", "success", "turns", "steps", "invalid_actions", "level")
@@ -90,15 +95,23 @@ class BabyAIReplay(EnvReplay):
 class SciWorldReplay(EnvReplay):
     """Replays ``colbench/SciWorld-v0`` episodes; see the module docstring.
 
-    ``workers``: how many episodes are replayed at once, each in an env of its own (one JVM
-    each, about 190 MB; default 2). The JVMs are started on the first episodes and kept
-    until :meth:`release` (the verifier calls it when a submission's checks end).
+    The JVMs are started on the first episodes and kept until :meth:`release` (the verifier
+    calls it when a submission's checks end).
 
     Measured on 21 oracle episodes (7 each of use-thermometer, grow-fruit and
     mendelian-genetics-known-plant), each replayed twice in one reused JVM: 40 of the 42
     replays disagreed with the record while the simulator's JVM had varying identity
     hashes (readings, pollination and genetics a turn apart), 0 since it has constant ones
-    (:data:`colbench.gyms.embodied.sciworld.DETERMINISTIC_JVM_OPTIONS`)."""
+    (:data:`colbench.gyms.embodied.sciworld.DETERMINISTIC_JVM_OPTIONS`).
+
+    Parameters
+    ----------
+    sandbox : object or None
+        Handed to every replay by a server; ignored, since no code runs.
+    workers : int
+        How many episodes are replayed at once, each in an env of its own (one JVM each,
+        about 190 MB).
+    """
 
     checked_metrics: ClassVar[tuple[str, ...]] = (
         "score", "success", "raw_score", "failed", "turns", "task_name", "variation")

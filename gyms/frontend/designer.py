@@ -439,7 +439,13 @@ def describe_target(target: PageDom, max_chars: int = MAX_REPLY_CHARS) -> str:
 
 
 class DomDesigner:
-    """``builtin``: compares the rendered DOMs (see the module docstring)."""
+    """``builtin``: compares the rendered DOMs (see the module docstring).
+
+    Parameters
+    ----------
+    max_chars : int
+        The longest reply, in characters.
+    """
 
     name = "builtin"
 
@@ -494,7 +500,17 @@ def image_part(png: bytes, max_width: int = 683) -> dict[str, Any]:
 
 
 class ModelDesigner(ModelBackedSimulator):
-    """A chat model that accepts images, playing the person (see the module docstring)."""
+    """A chat model that accepts images, playing the person (see the module docstring).
+
+    Parameters
+    ----------
+    model : ChatModel or str
+        The model, or its spec.
+    max_chars : int
+        The longest reply, in characters.
+    params : SamplingParams or None
+        Its sampling; None: greedy, 400 new tokens.
+    """
 
     def __init__(self, model: Any, *, max_chars: int = MAX_REPLY_CHARS,
                  params: Any = None) -> None:

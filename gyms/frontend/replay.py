@@ -84,10 +84,22 @@ class FrontendReplay:
     colbench's own protocol keeps the default (success, then score). An episode is read by
     the rules of the protocol its run played (its page, its final answer, its closing text).
 
-    ``clip_models``: CLIP weights the server holds (folders or hub ids loaded offline);
-    ``renderer``, ``image_dir``, ``render_timeout``: as for :class:`FrontendEnv` (default:
-    the process's warm renderer pool, the render cache); ``score_tolerance``: how far a
-    recorded score may be from the server's; ``workers``: episodes checked at once.
+    Parameters
+    ----------
+    sandbox : object or None
+        Handed to every replay by a server; ignored, since no code runs.
+    clip_models : sequence of str or None
+        CLIP weights the server holds (folders or hub ids loaded offline).
+    renderer : Renderer or None
+        As for :class:`FrontendEnv`; None: the process's warm renderer pool.
+    image_dir : str or Path or None
+        As for :class:`FrontendEnv`; None: the render cache.
+    render_timeout : float or None
+        As for :class:`FrontendEnv`.
+    score_tolerance : float
+        How far a recorded score may be from the server's.
+    workers : int
+        Episodes checked at once.
     """
 
     ranking: ClassVar[dict[str, tuple[str, ...]]] = {

@@ -235,7 +235,17 @@ def hub_unreachable_reason(timeout: float = HUB_CHECK_TIMEOUT_S) -> str | None:
 
 
 class ClipScorer(Scorer):
-    """``clip``: cosine similarity of CLIP image embeddings (see the module docstring)."""
+    """``clip``: cosine similarity of CLIP image embeddings (see the module docstring).
+
+    Parameters
+    ----------
+    model : str
+        CLIP weights: a hub id or a local folder.
+    device : str
+        The torch device the model runs on.
+    batch_size : int
+        Images per forward pass (at least 1).
+    """
 
     linger_s = 0.01
 

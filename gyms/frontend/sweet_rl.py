@@ -91,7 +91,12 @@ def _picture(png: bytes) -> dict[str, Any]:
 class HarnessDesigner(ModelBackedSimulator):
     """The harness's designer: a vision model shown the two pictures only (module docstring).
 
-    ``model``: a chat model that accepts images, or its spec. Named ``sweet-rl:SPEC``.
+    Named ``sweet-rl:SPEC``.
+
+    Parameters
+    ----------
+    model : ChatModel or str
+        A chat model that accepts images, or its spec.
     """
 
     def __init__(self, model: Any) -> None:

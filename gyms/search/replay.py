@@ -47,8 +47,13 @@ def recorded_top_k(record: EpisodeRecord) -> int:
 
 
 class DeepSearchReplay(EnvReplay):
-    """Replays ``colbench/DeepSearch-v0`` episodes; see the module docstring. Takes no
-    options (``sandbox=``, handed to every replay by a server, is ignored: no code runs)."""
+    """Replays ``colbench/DeepSearch-v0`` episodes; see the module docstring.
+
+    Parameters
+    ----------
+    sandbox : object or None
+        Handed to every replay by a server; ignored, since no code runs.
+    """
 
     #: A DeepSearch env has no simulated human (a challenge run asks the server none).
     asks_simulator: ClassVar[bool] = False

@@ -13,7 +13,13 @@ from colbench.tasks import Task, TaskSet
 
 
 class BackendV1Replay(BackendReplay):
-    """Replays ``colbench/Backend-v1`` episodes (see :mod:`colbench.gyms.backend.replay`)."""
+    """Replays ``colbench/Backend-v1`` episodes (see :mod:`colbench.gyms.backend.replay`).
+
+    Parameters
+    ----------
+    sandbox : Sandbox or None
+        The code sandbox that re-runs answers (None: the shared pool).
+    """
 
     def _builtin_simulator(self) -> Simulator:
         with self._lock:

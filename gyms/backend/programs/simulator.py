@@ -132,7 +132,13 @@ class _TaskIndex:
 
 class PartSimulator:
     """Backend-v1's built-in simulated human (see the module docstring); registered under
-    the name ``builtin`` since it is what ``--simulator builtin`` means on Backend-v1."""
+    the name ``builtin`` since it is what ``--simulator builtin`` means on Backend-v1.
+
+    Parameters
+    ----------
+    max_chars : int
+        The longest reply, in characters (at least 40).
+    """
 
     name = "builtin"
 
