@@ -91,7 +91,7 @@ class AgentGymStyleClient:
 
 ENVS = {"textcraft": ("colbench/TextCraft-v0", "textcraft", 30, 3),
         "babyai": ("colbench/BabyAI-v0", "babyai", 20, 41),
-        "sciworld": ("colbench/SciWorld-v0", "sciworld", 4, 2)}
+        "sciworld": ("colbench/SciWorld-v0", "sciworld", 4, 120)}
 
 
 # SciWorld starts a JVM per env (here, one for the server's env and one for the local one).
