@@ -52,7 +52,7 @@ class BackendV1Env(BackendEnv):
 
     Backend-v0's: ``split`` ("train" or "test"), ``tasks``, ``max_turns``, ``simulator``
     ("builtin": the part-by-part person; or a model spec), ``protocol`` (``colbench`` or
-    ``sweet-rl``), ``sandbox``.
+    ``sweet-rl``), ``compat`` (deprecated: ``protocol="sweet-rl"``), ``sandbox``.
 
     ## Registered ids
 
