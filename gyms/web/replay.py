@@ -42,8 +42,16 @@ _ANY_PORT = "http://127.0.0.1:PORT"
 
 class WebReplay(EnvReplay):
     """Replays the episodes of ``colbench/Web-v0`` and its one-site ids; see the module
-    docstring. ``workers``: envs (site servers and browser contexts) replaying at once,
-    default 2; they share the process's one Chromium."""
+    docstring.
+
+    Parameters
+    ----------
+    sandbox : object or None
+        Handed to every replay by a server; ignored, since no code runs.
+    workers : int
+        Envs (site servers and browser contexts) replaying at once; they share the
+        process's one Chromium.
+    """
 
     checked_metrics: ClassVar[tuple[str, ...]] = (
         "score", "success", "partial", "turns", "action_errors", "answered",
