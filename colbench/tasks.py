@@ -21,7 +21,23 @@ from colbench.errors import ConfigError
 
 
 class Task(BaseModel):
-    """One task of a suite."""
+    """One task of a suite.
+
+    Parameters
+    ----------
+    id : str
+        Unique within its task set (``babyai/GoToRedBall/0``).
+    suite : str
+        The suite it belongs to.
+    split : str
+        The split it belongs to (``train``, ``test``...).
+    prompt : str
+        What the agent is told.
+    privileged : dict
+        What only the simulated human, the scorer and a training critic see.
+    metadata : dict
+        Descriptive fields (level, family...), which reports group results by.
+    """
 
     model_config = ConfigDict(frozen=True)
 
