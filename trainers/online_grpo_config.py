@@ -101,6 +101,10 @@ class OnlineGRPOConfig(PresetTrainerConfig):
     concurrency: int = setting("episodes in flight at once while rolling out", default=8)
     env_retries: int = setting("times an episode is replayed after an environment failure "
                                "before it is dropped", default=0)
+    env_url: str | None = setting(
+        "play every env on this env server (colbench serve-envs) through "
+        "colbench.remote.RemoteEnv, as evaluate --env-url does (null: envs made here)",
+        default=None)
     executor: str = setting(
         "where the episodes' envs run: local (this process) or an installed executor such as "
         "ray (Ray actors); one executor serves every step, so its envs stay warm across "
@@ -201,6 +205,9 @@ class OnlineGRPOConfig(PresetTrainerConfig):
         if self.executor_options.get("model_replicas"):
             raise ConfigError("online-grpo's policy is the model being trained, in this "
                               "process: the executor cannot hold model_replicas of it")
+        if self.env_url is not None and not self.env_url.startswith(("http://", "https://")):
+            raise ConfigError(f"env_url must be an http:// or https:// URL, got "
+                              f"{self.env_url!r}")
         if self.env_retries < 0:
             raise ConfigError(f"env_retries cannot be negative, got {self.env_retries}")
         batch = self.per_device_train_batch_size * self.gradient_accumulation_steps

@@ -122,15 +122,28 @@ class PolicySnapshot:
     do not require gradients (a LoRA model's base weights) are shared with the policy, since
     training never changes them; under LoRA the snapshot holds the adapter's weights and no
     more. Without LoRA it is a full copy of the weights.
+
+    A policy sharded by FSDP holds a shard of each weight per process:
+    the copy is then built whole from the gathered shards
+    (:func:`colbench.trainers.online_grpo_weights.unsharded_copy`), base weights included
+    (no process holds them whole to share), and refreshed with the gathered trained weights.
     """
 
     def __init__(self, model: Any) -> None:
         import copy
 
-        frozen = {id(p): p for p in model.parameters() if not p.requires_grad}
-        self.model = copy.deepcopy(model, memo=dict(frozen))
+        from colbench.trainers.online_grpo_weights import sharding_of, unsharded_copy
+
+        #: Names of the weights refreshes bring, when the copy was built from shards.
+        self._own: set[str] | None = None
+        self._shared: set[int] = set()
+        if sharding_of(model) is not None:
+            self.model, self._own = unsharded_copy(model)
+        else:
+            frozen = {id(p): p for p in model.parameters() if not p.requires_grad}
+            self.model = copy.deepcopy(model, memo=dict(frozen))
+            self._shared = _frozen_storage(model)
         self.model.eval()
-        self._shared = _frozen_storage(model)
         for parameter in self.model.parameters():
             parameter.requires_grad_(False)  # frozen ones already are; the rest are copies
         self.version: int | None = None
@@ -146,6 +159,8 @@ class PolicySnapshot:
 
     def own_names(self) -> list[str]:
         """Names (``state_dict`` keys) of the weights this copy holds itself."""
+        if self._own is not None:
+            return sorted(self._own)
         return [name for name, value in self.model.state_dict().items()
                 if value.data_ptr() not in self._shared]
 
@@ -165,7 +180,12 @@ class PolicySnapshot:
 def weights_of(model: Any) -> dict[str, Any]:
     """A detached copy of ``model``'s trained weights, and its buffers (taken on the training
     thread, loaded later on the rollout thread). Parameters that do not require gradients
-    (a LoRA model's base) never change and are not copied."""
+    (a LoRA model's base) never change and are not copied. A policy sharded by FSDP is
+    gathered (every process must call this at the same point)."""
+    from colbench.trainers.online_grpo_weights import gathered_weights, sharding_of
+
+    if sharding_of(model) is not None:
+        return gathered_weights(model, trained_only=True)
     frozen = _frozen_storage(model)
     return {k: v.detach().clone() for k, v in model.state_dict().items()
             if v.data_ptr() not in frozen}
@@ -416,6 +436,8 @@ class RolloutSettings:
     seed: int = 0
     #: Where the envs run (:mod:`colbench.runner.executor`), and the executor's options.
     executor: str = "local"
+    #: The env server that serves every env (``--env-url``; None: envs made here).
+    env_url: str | None = None
     executor_options: dict[str, Any] = field(default_factory=dict)
 
 
@@ -503,7 +525,8 @@ class RolloutEngine:
             sampling=SamplingParams(temperature=settings.temperature,
                                     max_tokens=settings.max_new_tokens, logprobs=True),
             max_env_retries=settings.env_retries, max_consecutive_failures=0, resume=False,
-            progress=False, max_turns=budget)  # the curriculum's budget: reset options
+            progress=False, max_turns=budget,  # the curriculum's budget: reset options
+            env_url=settings.env_url)
         recorder = RolloutRecorder()
         runner = Runner(config, model=policy, hooks=[recorder], executor=self.executor)
         try:

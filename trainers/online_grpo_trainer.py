@@ -60,16 +60,19 @@ def check_generation_backend(generation: str) -> None:
 
 
 def env_task_ids(env: str, *, split: str, num_tasks: int | None,
-                 env_kwargs: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
-    """The task ids of ``env`` the rollouts draw from, and each task's family."""
-    from colbench.envs import make
+                 env_kwargs: dict[str, Any], env_url: str | None = None
+                 ) -> tuple[list[str], dict[str, str]]:
+    """The task ids of ``env`` the rollouts draw from, and each task's family (read from
+    the env server at ``env_url`` when there is one, as the runner reads them)."""
+    from colbench.runner.executor import EnvSpec
 
     options = dict(env_kwargs)
     options.setdefault("split", split)
     try:
-        instance = make(env, **options)
+        instance = EnvSpec(env, options, url=env_url).make()
     except Exception as exc:
-        raise ConfigError(f"cannot make env {env!r} with {options}: {exc}") from exc
+        where = f" on {env_url}" if env_url else ""
+        raise ConfigError(f"cannot make env {env!r}{where} with {options}: {exc}") from exc
     try:
         tasks = list(instance.unwrapped.tasks.subset(num_tasks))
     finally:
@@ -255,7 +258,8 @@ class _OnlineRun:
             concurrency=config.concurrency, env_retries=config.env_retries,
             temperature=config.temperature, max_new_tokens=config.max_new_tokens,
             off_policy_tokens=config.off_policy_tokens, seed=config.seed,
-            executor=config.executor, executor_options=config.executor_arguments())
+            executor=config.executor, executor_options=config.executor_arguments(),
+            env_url=config.env_url)
         #: Anything with RolloutEngine's ``play`` can stand in (a remote runner).
         self.engine = RolloutEngine(settings, tokenizer, out / ROLLOUT_DIR,
                                     families=lambda env, task: families[env].get(task, env))
@@ -314,23 +318,28 @@ class _OnlineRun:
         config = self.config
         if trainer.accelerator.num_processes > 1:
             self.engine.tag = f"-rank{trainer.accelerator.process_index}"
+        from colbench.trainers.online_grpo_weights import copy_source
+
         model = trainer.accelerator.unwrap_model(trainer.model)
+        # What copies are taken from: under FSDP they are gathered from the shards, in every
+        # process at this same point (online_grpo_weights).
+        source = copy_source(trainer.accelerator, trainer.model_wrapped)
         version = trainer.state.global_step
         lockstep = not config.overlap
-        weights = None if lockstep else weights_of(model)
+        weights = None if lockstep else weights_of(source)
         use_snapshot = config.cross_policy_prob > 0
         refresh = use_snapshot and (self._snapshot is None
                                     or version % config.snapshot_every == 0)
         if use_snapshot and self._snapshot is None:
-            self._snapshot = PolicySnapshot(model)
+            self._snapshot = PolicySnapshot(source)
             if self._restored_snapshot is not None:
                 self._snapshot.refresh(*self._restored_snapshot)
                 self._restored_snapshot = None
                 refresh = version % config.snapshot_every == 0
-        snapshot_weights = (weights if weights is not None else weights_of(model)) \
+        snapshot_weights = (weights if weights is not None else weights_of(source)) \
             if refresh else None
         if not lockstep and self._rollout_copy is None:
-            self._rollout_copy = PolicySnapshot(model)
+            self._rollout_copy = PolicySnapshot(source)
         count = (config.per_device_train_batch_size * config.gradient_accumulation_steps
                  // config.num_generations)
         draws = draw_tasks(step, count, envs=config.envs, weights=config.weights(),
@@ -520,12 +529,12 @@ def gathered_for_generation(trainer: Any, needed: bool) -> Iterator[None]:
 
 def check_sharding(accelerator: Any, config: OnlineGRPOConfig) -> None:
     """Refuse what needs an unsharded copy of the weights in each process (the overlap copy,
-    the snapshot) when DeepSpeed ZeRO-3 or FSDP shards them: those copies are made from the
-    process's own module, which then holds a shard only."""
+    the snapshot) under DeepSpeed ZeRO-3, whose shards are not gathered for them (FSDP's are:
+    :mod:`colbench.trainers.online_grpo_weights`)."""
     from trl.distributed import DistributedBackend
 
     backend = DistributedBackend(accelerator)
-    if not (backend.is_zero3 or backend.is_fsdp):
+    if not backend.is_zero3:
         return
     needs = []
     if config.overlap and config.generation == "hf":
@@ -533,11 +542,11 @@ def check_sharding(accelerator: Any, config: OnlineGRPOConfig) -> None:
     if config.cross_policy_prob > 0:
         needs.append("the cross-policy snapshot (set cross_policy_prob 0)")
     if needs:
-        kind = "DeepSpeed ZeRO-3" if backend.is_zero3 else "FSDP"
-        raise ConfigError(f"online-grpo under {kind}: {' and '.join(needs)} keep an unsharded "
-                          "copy of the weights in every process, which is not built from "
-                          "shards; lockstep rollouts gather the shards through TRL's "
-                          "unwrap_model_for_generation (hf) or TRL's vLLM sync (vllm-*)")
+        raise ConfigError(f"online-grpo under DeepSpeed ZeRO-3: {' and '.join(needs)} keep an "
+                          "unsharded copy of the weights in every process, which is built from "
+                          "FSDP's shards but not from ZeRO-3's; lockstep rollouts gather the "
+                          "shards through TRL's unwrap_model_for_generation (hf) or TRL's vLLM "
+                          "sync (vllm-*)")
 
 
 def cut_to_length(sample: Any, max_length: int | None) -> bool:
@@ -587,7 +596,8 @@ class OnlineGRPOTrainer(TrainerPlugin):
                               f"{len(self.config.envs)} envs ({', '.join(self.config.envs)})")
         from colbench import registry
 
-        for env in self.config.envs:
+        for env in self.config.envs if self.config.env_url is None else ():
+            # (an env server knows its envs; this process may not have them installed)
             try:
                 registry.envs.get(env)
             except Exception as exc:
@@ -618,7 +628,7 @@ class OnlineGRPOTrainer(TrainerPlugin):
         for env in config.envs:
             task_ids[env], families[env] = env_task_ids(
                 env, split=config.split, num_tasks=config.num_tasks,
-                env_kwargs=config.env_kwargs)
+                env_kwargs=config.env_kwargs, env_url=config.env_url)
         tokenizer = load_tokenizer(model, trust_remote_code=config.trust_remote_code)
         policy = load_causal_lm(model, dtype=config.dtype,
                                 trust_remote_code=config.trust_remote_code)

@@ -211,15 +211,17 @@ def test_long_episodes_are_cut_to_max_length():
 
 @pytest.mark.parametrize("deepspeed_stage,fsdp_version,settings,refused", [
     (3, None, {"overlap": True}, "DeepSpeed ZeRO-3: overlap"),
-    (0, 2, {"overlap": False, "cross_policy_prob": 0.25}, "FSDP: the cross-policy snapshot"),
+    (3, None, {"overlap": False, "cross_policy_prob": 0.25},
+     "DeepSpeed ZeRO-3: the cross-policy snapshot"),
+    (0, 2, {"overlap": True, "cross_policy_prob": 0.25}, None),  # FSDP: gathered
     (3, None, {"overlap": False}, None),
     (2, None, {"overlap": True, "cross_policy_prob": 0.25}, None),
     (0, None, {"overlap": True, "cross_policy_prob": 0.25}, None),
 ])
 def test_sharded_weights_refuse_per_process_copies(deepspeed_stage, fsdp_version, settings,
                                                    refused):
-    """Under ZeRO-3 or FSDP each process holds a shard: the overlap copy and the snapshot,
-    copies of that module, would hold a shard too, so they are refused at start."""
+    """Under ZeRO-3 each process holds a shard, which the overlap copy and the snapshot
+    are not gathered from, so they are refused at start; FSDP's shards are gathered."""
     pytest.importorskip("trl", reason="the trainers need colbench[train]")
     from types import SimpleNamespace
 
