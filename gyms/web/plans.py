@@ -199,6 +199,25 @@ def generate_drafts(table: Sequence[TaskKind | Interleaved], data: Any) -> list[
     return drafts
 
 
+def site_generator(table: Sequence[TaskKind | Interleaved],
+                   read: Callable[[Any], Any]) -> Callable[[Any], list[Draft]]:
+    """A site's ``generate(conn)``: its data read from the connection, ``table`` expanded over
+    it (see :func:`generate_drafts`).
+
+    Parameters
+    ----------
+    table:
+        The site's table of task kinds.
+    read:
+        Pristine-database connection -> the site's data (with its random source).
+    """
+
+    def generate(conn: Any) -> list[Draft]:
+        return generate_drafts(table, read(conn))
+
+    return generate
+
+
 def picker(seed: int) -> random.Random:
     """The generator's random source: fixed, so the task files are reproducible."""
     return random.Random(seed)

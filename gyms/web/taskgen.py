@@ -4,7 +4,8 @@
 their manifests; ``--check`` fails when the shipped files differ from what the generators
 produce now (a test runs it, so a change to a site's seed cannot silently break its tasks).
 
-Each site's ``tasks`` module has ``generate(conn) -> list[Draft]``. Tasks get ids
+Each site's ``tasks`` module has ``generate(conn) -> list[Draft]``: its table of task kinds
+expanded over its seeded data (:func:`colbench.gyms.web.plans.generate_drafts`). Tasks get ids
 ``web.<site>.<family>.<nn>``; within each family every third task (the 2nd, 5th, ...) goes to
 ``test`` and the rest to ``train``, so both splits cover every family with 2+ tasks.
 """

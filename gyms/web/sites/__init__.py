@@ -1,5 +1,6 @@
 """The self-hosted sites of the web gym. Each sub-package is one Flask site with a ``seed``
-module (schema and deterministic data) and an ``app`` module (``create_app``)."""
+module (schema and deterministic data), an ``app`` module (``create_app``: one Flask
+blueprint per area of the site) and a ``tasks`` module (a table of task kinds)."""
 
 from __future__ import annotations
 

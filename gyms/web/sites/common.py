@@ -1,7 +1,8 @@
 """Pieces shared by the three sites: the per-request SQLite connection, the signed-in user,
 pagination, money formatting and the site clock.
 
-Every site is a Flask app made by ``create_app(db_path, secret)``. Data lives only in the
+Every site is a Flask app made by ``create_app(db_path, secret)``: one blueprint per area of
+the site and the shared account pages, put together by :func:`site_app`. Data lives only in the
 SQLite file, opened afresh for every request, so the env can restore a pristine copy of the
 file between episodes (an atomic rename) while the server keeps running.
 """
@@ -15,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, g, redirect, render_template, request, session, url_for
+from flask import Blueprint, Flask, g, redirect, render_template, request, session, url_for
 
 #: The sites' "now": fixed, so that every row an episode writes is the same in every run.
 SITE_NOW = "2024-06-15 10:30"
@@ -47,16 +48,26 @@ def base_app(import_name: str, db_path: str | Path, secret: str) -> Flask:
     return app
 
 
+def account_area(*, login_field: str = "username", field_label: str = "username",
+                 extra_condition: str = "", after_logout: str) -> Blueprint:
+    """The sign-in and sign-out pages every site has, and its not-found page, as the
+    ``account`` blueprint (endpoints ``account.login`` and ``account.logout``).
 
-def add_account_routes(app: Flask, *, login_field: str = "username",
-                       field_label: str = "username", extra_condition: str = "",
-                       after_logout: str = "home") -> None:
-    """The sign-in, sign-out and not-found routes every site shares. Users sign in with
-    ``login_field`` and a password (``extra_condition`` narrows who may, e.g. active users);
-    signing out goes to the ``after_logout`` endpoint."""
+    Parameters
+    ----------
+    login_field:
+        The ``users`` column people sign in with (and the form field holding it).
+    field_label:
+        How the sign-in error names that field.
+    extra_condition:
+        SQL narrowing who may sign in (e.g. ``" AND active=1"``).
+    after_logout:
+        The endpoint signing out goes to.
+    """
+    area = Blueprint("account", __name__)
     query = f"SELECT * FROM users WHERE {login_field}=? AND password=?{extra_condition}"
 
-    @app.route("/login", methods=["GET", "POST"])
+    @area.route("/login", methods=["GET", "POST"])
     def login() -> Any:
         error = None
         if request.method == "POST":
@@ -69,14 +80,45 @@ def add_account_routes(app: Flask, *, login_field: str = "username",
                 return redirect(safe_next(request.args.get("next")))
         return render_template("login.html", error=error)
 
-    @app.post("/logout")
+    @area.post("/logout")
     def logout() -> Any:
         session.clear()
         return redirect(url_for(after_logout))
 
-    @app.errorhandler(404)
+    @area.app_errorhandler(404)
     def not_found(_exc: Exception) -> tuple[str, int]:
         return render_template("not_found.html"), 404
+
+    return area
+
+
+def site_app(import_name: str, db_path: str | Path, secret: str, *,
+             areas: Sequence[Blueprint], page_globals: Callable[[], dict[str, Any]],
+             account: Blueprint) -> Flask:
+    """A site: :func:`base_app` with the site's areas and account pages registered, and the
+    values every page shows.
+
+    Parameters
+    ----------
+    import_name:
+        The site's ``app`` module (its ``templates`` folder holds the pages).
+    db_path:
+        The site's database (opened afresh for every request).
+    secret:
+        The key that signs the session cookie.
+    areas:
+        The site's blueprints, one per area.
+    page_globals:
+        The values every page's template reads (a context processor).
+    account:
+        The site's :func:`account_area`.
+    """
+    app = base_app(import_name, db_path, secret)
+    app.context_processor(page_globals)
+    for area in (*areas, account):
+        app.register_blueprint(area)
+    return app
+
 
 def db() -> sqlite3.Connection:
     """This request's connection (opened on first use, closed at teardown)."""
@@ -122,7 +164,7 @@ def login_required(view: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(view)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if current_user_id() is None:
-            return redirect(url_for("login", next=request.full_path.rstrip("?")))
+            return redirect(url_for("account.login", next=request.full_path.rstrip("?")))
         return view(*args, **kwargs)
 
     return wrapper

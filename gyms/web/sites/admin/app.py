@@ -17,14 +17,14 @@ from colbench.gyms.web.sites.admin.seed import (
 from colbench.gyms.web.sites.common import (
     SITE_NOW,
     Page,
-    add_account_routes,
-    base_app,
+    account_area,
     current_user_id,
     db,
     page_number,
     row,
     rows,
     scalar,
+    site_app,
     url_with,
 )
 
@@ -330,8 +330,8 @@ AREAS: tuple[Blueprint, ...] = (articles_area, people_area, site_area)
 
 def _require_login() -> Any:
     """Every page but the sign-in page needs a signed-in user."""
-    if request.endpoint not in ("login", "static") and current_user_id() is None:
-        return redirect(url_for("login", next=request.full_path.rstrip("?")))
+    if request.endpoint not in ("account.login", "static") and current_user_id() is None:
+        return redirect(url_for("account.login", next=request.full_path.rstrip("?")))
     return None
 
 
@@ -345,20 +345,11 @@ def _page_globals() -> dict[str, Any]:
 
 
 def create_app(db_path: str | Path, secret: str) -> Flask:
-    """The admin site, serving the SQLite database at ``db_path``.
-
-    Parameters
-    ----------
-    db_path:
-        The site's database (opened afresh for every request).
-    secret:
-        The key that signs the session cookie.
-    """
-    app = base_app(__name__, db_path, secret)
+    """The admin site on the database at ``db_path``, its cookies signed with ``secret`` (see
+    :func:`~colbench.gyms.web.sites.common.site_app`); only signed-in, active users see it."""
+    app = site_app(__name__, db_path, secret, areas=AREAS, page_globals=_page_globals,
+                   account=account_area(login_field="email", field_label="email",
+                                        extra_condition=" AND active=1",
+                                        after_logout="account.login"))
     app.before_request(_require_login)
-    app.context_processor(_page_globals)
-    for area in AREAS:
-        app.register_blueprint(area)
-    add_account_routes(app, login_field="email", field_label="email",
-                       extra_condition=" AND active=1", after_logout="login")
     return app

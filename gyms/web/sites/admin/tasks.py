@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from colbench.gyms.web.plans import (
-    Draft,
     Params,
     Step,
     TaskKind,
@@ -20,12 +19,12 @@ from colbench.gyms.web.plans import (
     date_item,
     db_check,
     fill,
-    generate_drafts,
     infeasible,
     infeasible_check,
     picker,
     rows_condition,
     select,
+    site_generator,
     url_check,
 )
 from colbench.gyms.web.sites.admin.app import normalize_tags
@@ -132,13 +131,7 @@ class AdminData:
 
     @classmethod
     def read(cls, conn: sqlite3.Connection) -> AdminData:
-        """The data of the admin database ``conn``.
-
-        Parameters
-        ----------
-        conn:
-            A connection to the pristine admin database (rows by name).
-        """
+        """The data of the admin database that ``conn`` (rows by name) reads."""
         return cls(
             rng=picker(3),
             articles=conn.execute(
@@ -432,13 +425,6 @@ KINDS: tuple[TaskKind, ...] = (
                         infeasible("You cannot remove your own admin access.")]),
 )
 
-
-def generate(conn: sqlite3.Connection) -> list[Draft]:
-    """Every admin-site task, in the order the task ids number them.
-
-    Parameters
-    ----------
-    conn:
-        A connection to the pristine admin database (rows by name).
-    """
-    return generate_drafts(KINDS, AdminData.read(conn))
+#: Every admin task in the order the task ids number them (taskgen calls it with a
+#: connection to the pristine database).
+generate = site_generator(KINDS, AdminData.read)

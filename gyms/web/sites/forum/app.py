@@ -10,8 +10,7 @@ from flask import Blueprint, Flask, abort, flash, redirect, render_template, req
 from colbench.gyms.web.sites.common import (
     SITE_NOW,
     Page,
-    add_account_routes,
-    base_app,
+    account_area,
     current_user_id,
     db,
     login_required,
@@ -20,6 +19,7 @@ from colbench.gyms.web.sites.common import (
     rows,
     safe_next,
     scalar,
+    site_app,
     url_with,
 )
 
@@ -311,18 +311,7 @@ def _signed_in_member() -> dict[str, Any]:
 
 
 def create_app(db_path: str | Path, secret: str) -> Flask:
-    """The forum, serving the SQLite database at ``db_path``.
-
-    Parameters
-    ----------
-    db_path:
-        The forum's database (opened afresh for every request).
-    secret:
-        The key that signs the session cookie.
-    """
-    app = base_app(__name__, db_path, secret)
-    app.context_processor(_signed_in_member)
-    for area in AREAS:
-        app.register_blueprint(area)
-    add_account_routes(app, after_logout="boards.home")
-    return app
+    """The forum on the database at ``db_path``, its cookies signed with ``secret`` (see
+    :func:`~colbench.gyms.web.sites.common.site_app`)."""
+    return site_app(__name__, db_path, secret, areas=AREAS, page_globals=_signed_in_member,
+                    account=account_area(after_logout="boards.home"))

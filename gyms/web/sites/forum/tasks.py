@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from colbench.gyms.web.plans import (
-    Draft,
     Params,
     Step,
     TaskKind,
@@ -19,12 +18,12 @@ from colbench.gyms.web.plans import (
     date_item,
     db_check,
     fill,
-    generate_drafts,
     infeasible,
     infeasible_check,
     picker,
     rows_condition,
     select,
+    site_generator,
     url_check,
 )
 from colbench.gyms.web.sites.forum.app import THREAD_SORTS
@@ -123,13 +122,7 @@ class ForumData:
 
     @classmethod
     def read(cls, conn: sqlite3.Connection) -> ForumData:
-        """The data of the forum database ``conn``.
-
-        Parameters
-        ----------
-        conn:
-            A connection to the pristine forum database (rows by name).
-        """
+        """The data of the forum database that ``conn`` (rows by name) reads."""
         threads = conn.execute("SELECT * FROM threads ORDER BY id").fetchall()
         posts: dict[int, list[sqlite3.Row]] = {t["id"]: [] for t in threads}
         for p in conn.execute("SELECT * FROM posts ORDER BY id"):
@@ -434,13 +427,6 @@ KINDS: tuple[TaskKind, ...] = (
                         infeasible(f"There is no member named {p['name']}.")]),
 )
 
-
-def generate(conn: sqlite3.Connection) -> list[Draft]:
-    """Every forum task, in the order the task ids number them.
-
-    Parameters
-    ----------
-    conn:
-        A connection to the pristine forum database (rows by name).
-    """
-    return generate_drafts(KINDS, ForumData.read(conn))
+#: Every forum task in the order the task ids number them (taskgen calls it with a
+#: connection to the pristine database).
+generate = site_generator(KINDS, ForumData.read)

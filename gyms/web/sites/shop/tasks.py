@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from colbench.gyms.web.plans import (
-    Draft,
     Interleaved,
     Params,
     Step,
@@ -20,13 +19,13 @@ from colbench.gyms.web.plans import (
     date_item,
     db_check,
     fill,
-    generate_drafts,
     infeasible,
     infeasible_check,
     money_item,
     picker,
     rows_condition,
     select,
+    site_generator,
     url_check,
 )
 from colbench.gyms.web.sites.shop.seed import SHIPPING
@@ -152,13 +151,7 @@ class ShopData:
 
     @classmethod
     def read(cls, conn: sqlite3.Connection) -> ShopData:
-        """The data of the shop database ``conn``.
-
-        Parameters
-        ----------
-        conn:
-            A connection to the pristine shop database (rows by name).
-        """
+        """The data of the shop database that ``conn`` (rows by name) reads."""
         first_review: dict[int, sqlite3.Row] = {}
         for review in conn.execute("SELECT * FROM reviews ORDER BY id"):
             first_review.setdefault(review["product_id"], review)
@@ -554,13 +547,6 @@ KINDS: tuple[TaskKind | Interleaved, ...] = (
                         infeasible(f"The shop does not sell a {p['name']}.")]),
 )
 
-
-def generate(conn: sqlite3.Connection) -> list[Draft]:
-    """Every shop task, in the order the task ids number them.
-
-    Parameters
-    ----------
-    conn:
-        A connection to the pristine shop database (rows by name).
-    """
-    return generate_drafts(KINDS, ShopData.read(conn))
+#: Every shop task in the order the task ids number them (taskgen calls it with a
+#: connection to the pristine database).
+generate = site_generator(KINDS, ShopData.read)
