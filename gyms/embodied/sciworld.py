@@ -1,4 +1,5 @@
-"""The ScienceWorld environment (``colbench/SciWorld-v0``) and its gold-path oracle.
+"""The ScienceWorld environment (``colbench/SciWorld-v0``); its gold-path oracle is in
+:mod:`colbench.gyms.embodied.sciworld_oracle`.
 
 ScienceWorld is a Scala simulator; the ``scienceworld`` package ships its jar and talks to it
 through py4j. Each env owns one JVM (about 190 MB), started at the first reset and reused by
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from colbench import actions
-from colbench.env import Message, Outcome, ScriptedAgent, TextEnv
+from colbench.env import Outcome, TextEnv
 from colbench.errors import ColbenchError, ConfigError, EnvironmentFailure, MissingExtraError
 from colbench.gyms.embodied.sciworld_protocols import PROTOCOLS, SciWorldProtocol
 from colbench.gyms.embodied.sciworld_tasks import DEFAULT_TURN_BUDGET, turn_budget
@@ -327,6 +328,7 @@ class SciWorldEnv(TextEnv):
     @property
     def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]
         from colbench.gyms.embodied.sciworld_baselines import BASELINES
+        from colbench.gyms.embodied.sciworld_oracle import SciWorldOracle
 
         return {"oracle": SciWorldOracle, **BASELINES}
 
@@ -435,18 +437,3 @@ class SciWorldEnv(TextEnv):
             stop_simulator(simulator)
         super().close()
 
-
-class SciWorldOracle(ScriptedAgent):
-    """Replays the simulator's gold action sequence, one action per turn."""
-
-    def __init__(self, env: TextEnv) -> None:
-        super().__init__(env)
-        self._gold: list[str] | None = None
-
-    def act(self, messages: Sequence[Message]) -> str:
-        env = self.env.unwrapped
-        assert isinstance(env, SciWorldEnv)
-        if self._gold is None:
-            self._gold = env.gold_actions()
-        index = env.turn
-        return f"Action: {self._gold[index]}" if index < len(self._gold) else "Action: look around"
