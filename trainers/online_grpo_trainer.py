@@ -573,7 +573,13 @@ def _placeholder_dataset(rows: int) -> Any:
 
 
 class OnlineGRPOTrainer(TrainerPlugin):
-    """Online multi-turn GRPO (see the module docs)."""
+    """Online multi-turn GRPO (see the module docs).
+
+    Parameters
+    ----------
+    config : OnlineGRPOConfig or None
+        Its settings; None: the defaults.
+    """
 
     name = "online-grpo"
     config_class = OnlineGRPOConfig
