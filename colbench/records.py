@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from colbench.protocols import DEFAULT_PROTOCOL
+from colbench.protocols import DEFAULT_PROTOCOL, MESSAGE_STRUCTURES
 
 SCHEMA_VERSION = 1
 
@@ -67,6 +67,12 @@ class EpisodeRecord(BaseModel):
     error: str | None = None
     attempts: int = 1
     system_prompt: str | None = None
+    #: How the episode's chat opened (:func:`colbench.protocols.opening_messages`): the
+    #: instructions as a ``"system"`` message or as an ``"instruction-turn"`` (a user turn
+    #: answered by the assistant), as the env's protocol said, so that a chat rebuilt from
+    #: the record is the one the agent was shown. Records written before it was stored
+    #: opened with a system message, the only structure there was.
+    message_structure: str = "system"
     #: The turn budget the run gave the episode (``--max-turns``, :attr:`EvalConfig.max_turns`,
     #: as a horizon curriculum sets it, or an env option ``max_turns``: one setting, sent
     #: with each reset); None: the env's own.
@@ -82,6 +88,14 @@ class EpisodeRecord(BaseModel):
     truncated: bool = False
     started_at: float | None = None
     seconds: float | None = None
+
+    @field_validator("message_structure")
+    @classmethod
+    def _known_message_structure(cls, value: str) -> str:
+        if value not in MESSAGE_STRUCTURES:
+            raise ValueError(f"message_structure must be one of {', '.join(MESSAGE_STRUCTURES)}"
+                             f", got {value!r}")
+        return value
 
     @model_validator(mode="after")
     def _failure_matches_status(self) -> EpisodeRecord:

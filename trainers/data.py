@@ -7,8 +7,8 @@ writes it.
 critic may read. Three dataset layouts come out of it:
 
 * **trajectory rows** (:func:`trajectory_dataset`): one per episode; ``messages`` is the
-  conversation as the policy saw it (system prompt, observations as ``user`` turns, actions as
-  ``assistant`` turns), with ``score``, ``success``, ``reward`` and the episode's metrics.
+  conversation as the policy saw it (its opening as the protocol shaped it, observations as
+  ``user`` turns, actions as ``assistant`` turns), with ``score``, ``success``, ``reward`` and the episode's metrics.
 * **turn rows** (:func:`turn_dataset`): one per agent turn; ``history`` is every message the
   agent had read before acting, ``action`` its reply, ``reward`` the env's reward for it,
   ``task_id``, and the episode's outcome.
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from colbench.errors import ConfigError
+from colbench.protocols import opening_messages
 from colbench.records import EpisodeRecord
 from colbench.rundir import EPISODES_FILE, TASKS_FILE, RunDir, latest_per_key, read_episodes
 from colbench.tasks import Task
@@ -60,20 +61,55 @@ def episode_success(record: EpisodeRecord) -> bool:
 def episode_messages(record: EpisodeRecord) -> list[Message]:
     """The conversation as the policy saw it, ending with its last action.
 
-    The env's reply to the last action (``"Your answer passed 7 of 10 tests."``) is left out:
-    the policy never read it before acting.
+    It opens as the episode did (:func:`colbench.protocols.opening_messages` with the
+    record's ``message_structure``: the instructions as a system message, or as a user turn
+    answered by the assistant under AgentGym's protocol), so that a model trained on it
+    learns the chat it is shown at evaluation. The env's reply to the last action (``"Your
+    answer passed 7 of 10 tests."``) is left out: the policy never read it before acting. A
+    record without turns gives the instructions alone (its first observation is not kept).
+
+    Parameters
+    ----------
+    record:
+        The episode.
     """
-    messages: list[Message] = []
-    if record.system_prompt:
-        messages.append({"role": "system", "content": record.system_prompt})
-    for turn in record.turns:
-        messages.append({"role": "user", "content": turn.observation})
+    first_observation = record.turns[0].observation if record.turns else ""
+    messages = opening_messages(record.system_prompt or "", first_observation,
+                                record.message_structure)
+    if not record.turns:
+        return messages[:-1]
+    for index, turn in enumerate(record.turns):
+        if index:  # the first observation is part of the opening
+            messages.append({"role": "user", "content": turn.observation})
         messages.append({"role": "assistant", "content": turn.action})
     return messages
 
 
+def _first_action_index(messages: Sequence[Message], record: EpisodeRecord) -> int:
+    """Where the agent's first action sits in ``episode_messages(record)``: after the
+    opening, whatever its structure (an instruction turn's reply is not the agent's)."""
+    return len(messages) - 2 * len(record.turns) + 1
+
+
+def split_episode(record: EpisodeRecord) -> tuple[list[Message], list[Message]]:
+    """``(the messages before the agent's first action, the rest)`` of an episode's
+    conversation (:func:`episode_messages`): the prompt a preference pair shares, and what
+    each episode continued it with.
+
+    Parameters
+    ----------
+    record:
+        The episode.
+    """
+    messages = episode_messages(record)
+    first_action = _first_action_index(messages, record)
+    return messages[:first_action], messages[first_action:]
+
+
 def split_prompt(messages: Sequence[Message]) -> tuple[list[Message], list[Message]]:
-    """``(messages before the first assistant turn, the rest)``."""
+    """``(messages before the first assistant turn, the rest)``. For an episode's
+    conversation use :func:`split_episode`: under an instruction turn the first assistant
+    message is the instructions' reply, not the agent's first action."""
     for index, message in enumerate(messages):
         if message["role"] == "assistant":
             return list(messages[:index]), list(messages[index:])
@@ -299,12 +335,12 @@ def trajectory_pairs(data: TrajectoryData, *, require_success: bool = False,
         best = ranked[0]
         if require_success and not episode_success(best):
             continue
-        prompt = split_prompt(episode_messages(best))[0]
+        prompt = split_episode(best)[0]
         task_pairs = []
         for other in ranked[1:]:
             if episode_score(other) >= episode_score(best):
                 continue
-            if split_prompt(episode_messages(other))[0] != prompt:
+            if split_episode(other)[0] != prompt:
                 continue
             task_pairs.append(TrajectoryPair(task_id, best, other))
         if max_pairs_per_task is not None:
@@ -347,9 +383,9 @@ def turn_rows(data: TrajectoryData) -> list[dict[str, Any]]:
     rows = []
     for e in data.episodes:
         messages = episode_messages(e)
-        offset = 1 if e.system_prompt else 0
+        first_action = _first_action_index(messages, e)
         for t, turn in enumerate(e.turns):
-            action_index = offset + 2 * t + 1
+            action_index = first_action + 2 * t
             rows.append({
                 "task_id": e.task_id, "trial": e.trial, "turn": t,
                 "history": messages[:action_index], "action": turn.action,
@@ -364,8 +400,8 @@ def preference_rows(data: TrajectoryData, pairs: Sequence[TrajectoryPair] | None
                     ) -> list[dict[str, Any]]:
     rows = []
     for pair in pairs if pairs is not None else trajectory_pairs(data):
-        prompt, chosen = split_prompt(episode_messages(pair.chosen))
-        _, rejected = split_prompt(episode_messages(pair.rejected))
+        prompt, chosen = split_episode(pair.chosen)
+        _, rejected = split_episode(pair.rejected)
         rows.append({
             "task_id": pair.task_id, "prompt": prompt, "chosen": chosen, "rejected": rejected,
             "chosen_score": episode_score(pair.chosen),

@@ -20,8 +20,7 @@ from colbench.trainers.base import TrainerPlugin, TrainResult
 from colbench.trainers.data import (
     TrajectoryData,
     TrajectoryPair,
-    episode_messages,
-    split_prompt,
+    split_episode,
     trajectory_pairs,
 )
 from colbench.trainers.model_io import ModelSource

@@ -3,7 +3,8 @@
 The episodes that pass the filter (successful ones by default; ``min_score`` sets a score
 threshold instead) are tokenized with their chat template, and each row carries an
 ``assistant_masks`` column marking the agent's tokens of every turn
-(:func:`colbench.trainers.tokenize.tokenize_conversation`). That is one of ``SFTTrainer``'s
+(:func:`colbench.trainers.tokenize.tokenize_conversation`; an instruction turn's reply is
+not the agent's). That is one of ``SFTTrainer``'s
 documented pre-tokenized formats: the loss covers the agent's turns and none of the
 observations.
 """
@@ -18,9 +19,9 @@ from colbench.records import EpisodeRecord
 from colbench.trainers.base import TrainerPlugin, TrainResult
 from colbench.trainers.data import (
     TrajectoryData,
-    episode_messages,
     episode_score,
     episode_success,
+    split_episode,
 )
 from colbench.trainers.model_io import ModelSource
 from colbench.trainers.rft_config import RFTConfig
@@ -45,8 +46,13 @@ def sft_rows(episodes: list[EpisodeRecord], tokenizer: Any) -> list[dict[str, An
 
     rows = []
     for episode in episodes:
-        tokenized = tokenize_conversation(tokenizer, episode_messages(episode))
-        rows.append({"input_ids": tokenized.input_ids, "assistant_masks": tokenized.mask()})
+        prompt, actions = split_episode(episode)
+        tokenized = tokenize_conversation(tokenizer, [*prompt, *actions])
+        # An instruction turn's reply ("OK") is an assistant message of the opening, not an
+        # action of the agent: no loss on it.
+        opening_replies = sum(1 for message in prompt if message["role"] == "assistant")
+        mask = [1 if turn >= opening_replies else 0 for turn in tokenized.turn_index]
+        rows.append({"input_ids": tokenized.input_ids, "assistant_masks": mask})
     return rows
 
 

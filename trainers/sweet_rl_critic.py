@@ -42,8 +42,7 @@ from colbench.errors import ConfigError
 from colbench.trainers.data import (
     TrajectoryData,
     TrajectoryPair,
-    episode_messages,
-    split_prompt,
+    split_episode,
     with_privileged,
 )
 from colbench.trainers.sweet_rl_config import critic_privileged
@@ -119,8 +118,8 @@ def critic_rows(pairs: Sequence[TrajectoryPair], data: TrajectoryData, tokenizer
     for pair in pairs:
         privileged = critic_privileged(data.privileged(pair.task_id), privileged_keys,
                                        pair.task_id) if use_privileged else None
-        prompt, chosen = split_prompt(episode_messages(pair.chosen))
-        _, rejected = split_prompt(episode_messages(pair.rejected))
+        prompt, chosen = split_episode(pair.chosen)
+        _, rejected = split_episode(pair.rejected)
         prompt = critic_messages(prompt, privileged, use_privileged)
         prompt_ids, chosen_ids, chosen_turns = tokenize_continuation(tokenizer, prompt, chosen)
         other, rejected_ids, rejected_turns = tokenize_continuation(tokenizer, prompt, rejected)

@@ -321,7 +321,7 @@ class _ModelCallFailed(Exception):
     """The model raised while playing an episode; carries what the episode got to."""
 
     def __init__(self, exc: BaseException, system_prompt: str, turns: list[TurnRecord],
-                 started: float) -> None:
+                 started: float, message_structure: str = "system") -> None:
         super().__init__(str(exc))
         if isinstance(exc, ModelFailure):  # the adapter's own words say it all
             self.detail = f"model failed: {exc}"
@@ -329,6 +329,7 @@ class _ModelCallFailed(Exception):
             self.detail = "".join(traceback.format_exception(exc))[-4000:]
         self.failure = Failure("model", _qualname(exc), _first_line(exc))
         self.system_prompt = system_prompt
+        self.message_structure = message_structure
         self.turns = turns
         self.started = started
 
@@ -530,14 +531,15 @@ class Runner:
             budget = None  # an env outside TextEnv that reports no budget of its own
         system_prompt = (self.config.system_prompt if self.config.system_prompt is not None
                          else info.get("system_prompt") or "")
+        # The protocol says whether the instructions are a system message or a first turn;
+        # the record keeps which, so that trainers rebuild the chat the agent was shown.
+        structure = str(info.get("message_structure") or "system")
         turns: list[TurnRecord] = []
         try:
             agent = self.model.bind_episode(env, context)
         except Exception as exc:
-            raise _ModelCallFailed(exc, system_prompt, turns, started) from exc
-        # The protocol says whether the instructions are a system message or a first turn.
-        messages = opening_messages(system_prompt, observation,
-                                    str(info.get("message_structure") or "system"))
+            raise _ModelCallFailed(exc, system_prompt, turns, started, structure) from exc
+        messages = opening_messages(system_prompt, observation, structure)
         metrics: dict[str, Any] = {}
         terminated = truncated = False
         final_answer = None
@@ -549,14 +551,14 @@ class Runner:
             except WorkerLost as exc:  # a scripted agent's env host went away: not the model
                 raise _EnvCallFailed("respond", exc) from exc
             except Exception as exc:
-                raise _ModelCallFailed(exc, system_prompt, turns, started) from exc
+                raise _ModelCallFailed(exc, system_prompt, turns, started, structure) from exc
             t1 = time.perf_counter()
             action = completion.text
             if len(action) > self.max_answer_chars:
                 refused = AnswerTooLong(len(action), self.max_answer_chars, len(turns) + 1,
                                         action[:AnswerTooLong.PREVIEW_CHARS])
                 del action, completion  # the runner keeps no reference to the message
-                raise _ModelCallFailed(refused, system_prompt, turns, started)
+                raise _ModelCallFailed(refused, system_prompt, turns, started, structure)
             next_obs, reward, terminated, truncated, step_info = await self._env_call(
                 env, "step", action, turn=len(turns) + 1)
             t2 = time.perf_counter()
@@ -584,7 +586,8 @@ class Runner:
             task_id=context.task_id, trial=context.trial, env=self.config.env,
             env_version=self.env_facts.get("env_version"), model=self.config.model,
             seed=context.seed, status="ok", system_prompt=system_prompt or None,
-            max_turns=budget, turns=turns, final_answer=final_answer, metrics=metrics, terminated=terminated,
+            message_structure=structure, max_turns=budget, turns=turns,
+            final_answer=final_answer, metrics=metrics, terminated=terminated,
             truncated=truncated, started_at=started, seconds=time.time() - started)
 
     async def _episode(self, task_id: str, trial: int) -> tuple[EpisodeRecord, Failure | None]:
@@ -644,7 +647,8 @@ class Runner:
             task_id=context.task_id, trial=context.trial, env=self.config.env,
             env_version=self.env_facts.get("env_version"), model=self.config.model,
             seed=context.seed, status="ok", failure="model", error=exc.detail,
-            attempts=attempts, system_prompt=exc.system_prompt or None, turns=exc.turns,
+            attempts=attempts, system_prompt=exc.system_prompt or None,
+            message_structure=exc.message_structure, turns=exc.turns,
             metrics=dict(MODEL_FAILURE_METRICS), started_at=exc.started,
             seconds=time.time() - exc.started)
 
