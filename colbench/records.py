@@ -24,7 +24,31 @@ MODEL_FAILURE_METRICS: dict[str, Any] = {"success": False, "score": 0.0}
 
 
 class TurnRecord(BaseModel):
-    """One agent turn: what the agent saw, what it said, what came back."""
+    """One agent turn: what the agent saw, what it said, what came back.
+
+    Parameters
+    ----------
+    observation : str
+        What the agent read before the turn.
+    action : str
+        What it said.
+    reward : float
+        The step's reward.
+    next_observation : str or None
+        The env's reply (the simulated human's answer, the page's new state).
+    model_seconds : float or None
+        How long the model took.
+    env_seconds : float or None
+        How long the env's step took.
+    prompt_tokens : int or None
+        The model's prompt tokens, where its backend counts them.
+    completion_tokens : int or None
+        Its completion tokens.
+    info : dict
+        The step's ``info``.
+    **extra_data
+        Further fields a suite stores, kept as given.
+    """
 
     model_config = ConfigDict(extra="allow")
 
@@ -51,6 +75,55 @@ class EpisodeRecord(BaseModel):
     ``error`` episodes were all kept out of the scores, so :attr:`failure_kind` reads them as
     the environment's. Readers that only know ``status`` thus still score model failures as
     0 and skip environment failures.
+
+    Parameters
+    ----------
+    schema_version : int
+        The record format's version.
+    task_id : str
+        The task played.
+    trial : int
+        The trial of that task, from 0.
+    env : str
+        The env id.
+    env_version : str or None
+        The env's version.
+    model : str
+        The model spec of the agent.
+    seed : int or None
+        The episode's seed.
+    status : {"ok", "error"}
+        Whether the episode is scored (see above).
+    failure : {"model", "env"} or None
+        Whose failure ended the episode, if any.
+    error : str or None
+        What failed, in words.
+    attempts : int
+        How many times the episode was started (env failures are retried).
+    system_prompt : str or None
+        The instructions the agent was given.
+    message_structure : str
+        How the chat opened: ``system`` or ``instruction-turn``.
+    max_turns : int or None
+        The turn budget the run gave the episode; None: the env's own.
+    task_metadata : dict or None
+        The task's plain metadata values, for reports' breakdowns.
+    turns : list of TurnRecord
+        The turns, in order.
+    final_answer : str or None
+        What was scored as the answer.
+    metrics : dict
+        The episode's metrics (``success``, ``score`` and the suite's own).
+    terminated : bool
+        The task reached a terminal state.
+    truncated : bool
+        A limit (the turn budget) ended the episode.
+    started_at : float or None
+        When it started (Unix time).
+    seconds : float or None
+        How long it took.
+    **extra_data
+        Further fields a suite stores, kept as given (:meth:`lookup` reads them).
     """
 
     model_config = ConfigDict(extra="allow")
@@ -181,6 +254,53 @@ class Counts(BaseModel):
 
 
 class Summary(BaseModel):
+    """A run's results: what ran, how many episodes, and each metric with its confidence
+    interval (``summary.json``).
+
+    Parameters
+    ----------
+    schema_version : int
+        The summary format's version.
+    env : str
+        The env id.
+    env_version : str or None
+        The env's version.
+    model : str
+        The model spec of the agent.
+    split : str or None
+        The task split played.
+    task_set : TaskSetRef
+        The task set's name, content hash and size.
+    trials : int
+        Episodes per task.
+    counts : Counts
+        How many episodes, and whose failures ended some.
+    metrics : dict of MetricSummary
+        Each metric's mean, 95% interval and count.
+    colbench_version : str
+        The colbench that ran it.
+    simulator : str or None
+        The simulated human, where the env has one.
+    scorer : str or None
+        The scorer, where the env has a choice.
+    scorer_weights_hash : str or None
+        The hash of the scorer's weights, where it has some.
+    protocol : str
+        The env's protocol; results of different protocols are never ranked together.
+    protocol_settings : dict or None
+        Every effective setting of the protocol as the run played it.
+    seed : int or None
+        The run's base seed.
+    created_at : str or None
+        When the summary was written.
+    seconds : float or None
+        How long the run took.
+    isolation : dict or None
+        The code sandbox's isolation during the run.
+    **extra_data
+        Further fields, kept as given.
+    """
+
     model_config = ConfigDict(extra="allow")
 
     schema_version: int = SCHEMA_VERSION
