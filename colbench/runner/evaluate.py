@@ -757,12 +757,8 @@ def evaluate(config: EvalConfig, model: BaseChatModel | None = None, *,
 
     Parameters
     ----------
-    config : EvalConfig
-        What to run.
-    model : BaseChatModel or None
-        The agent; None builds it from ``config.model``.
-    hooks : sequence of RunHooks
-        Observe the run (:class:`~colbench.runner.hooks.RunHooks`).
+    config, model, hooks
+        As for :class:`Runner`.
 
     Returns
     -------
