@@ -162,6 +162,16 @@ class TextEnv(gym.Env[str, str], abc.ABC):
     #: episode as the environment's failure, naming the call. An env whose steps are quick
     #: by nature sets a lower one.
     step_timeout_s: ClassVar[float] = 600.0
+    #: AgentGym's env-specific server routes this env answers under ``colbench serve-envs``
+    #: (``GET /agentgym/ENV_ID/ROUTE?id=N``, beside the routes every env has): route -> the
+    #: name of the method answering it. The method takes what the episode's agent was shown
+    #: at its reset, a mapping with ``observation`` (the first one), ``metadata`` (the task's
+    #: public metadata) and ``fields`` (what :meth:`agentgym_reset_fields` added), and returns
+    #: the JSON reply; a ColbenchError becomes AgentGym's ``{"error": ...}``.
+    agentgym_routes: ClassVar[dict[str, str]] = {}
+    #: AgentGym's routes of this env that a server does not answer, and why (each would show
+    #: more than the agent observes, or privileged data): route -> the reason, sent with a 404.
+    agentgym_unserved: ClassVar[dict[str, str]] = {}
     #: Scripted agents by name (``scripted:NAME``), each a ScriptedAgent subclass.
     scripted_agents: ClassVar[dict[str, Callable[[TextEnv], ScriptedAgent]]] = {}
     #: The protocols this env family plays, as objects (:mod:`colbench.protocols`), its

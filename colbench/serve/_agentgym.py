@@ -27,22 +27,16 @@ payloads are AgentGym's:
 ``POST /close``                body ``{"id"}``: ``true``, or ``false`` for an unknown id
 =============================  =====================================================================
 
-And the env-specific routes that answer from what the agent was shown (:data:`EXTRA_ROUTES`):
-
-=================================  =================================================================
-``GET /commands?id=N`` (TextCraft) the crafting commands of the episode's task, one a line, as its
-                                   first observation lists them
-``GET /goal?id=N`` (TextCraft)     the item to craft, as the first observation names it
-``GET /task_description?id=N``     ``{"task_description"}``: the task's description, as the reset
-(SciWorld)                         reply gave it
-=================================  =================================================================
+Beside these, an env answers the env-specific routes its class declares
+(:attr:`colbench.env.TextEnv.agentgym_routes`, e.g. ``GET /commands?id=N``), each from what
+the episode's agent was shown at its reset, and declines those it lists in
+:attr:`~colbench.env.TextEnv.agentgym_unserved` (routes that would show more than the agent
+observes, or the privileged data a server never serves): a call is answered 404 with the
+env's reason. docs/env_server.md lists each env's.
 
 As in AgentGym, a failure is a 200 reply ``{"error": MESSAGE}``; a step after the episode
-ended is one. The bearer token, the per-client bound and idle reaping are the server's, as on
-colbench's routes. Not served (:data:`NOT_SERVED`; a call is answered 404 with the reason):
-AgentGym's routes that show more than the agent observes, or the privileged data a server
-never serves: BabyAI's ``/render``, SciWorld's ``/goals``, ``/action_hint``, ``/object_tree``,
-``/state``, ``/step_visual``. No client of AgentGym's calls them while playing.
+ended is one, and so is a route the env does not have. The bearer token, the per-client bound
+and idle reaping are the server's, as on colbench's routes.
 
 How an AgentGym action reaches the env: AgentGym's client parses the model's message and
 sends the bare action; colbench's ``agentgym`` protocol reads a whole message by that same
@@ -81,24 +75,6 @@ TURN_CAP = 1000
 #: Data indices per env when the env has no ``all`` split.
 INDEX_WINDOW = 100
 _ROUTES = ("create", "reset", "step", "observation", "detail", "close")
-#: AgentGym's env-specific GET routes served here -> the task suite whose episodes have them.
-#: Each answers from what the agent was shown: its first observation, its task's public
-#: fields, the reset reply.
-EXTRA_ROUTES = {"commands": "textcraft", "goal": "textcraft", "task_description": "sciworld"}
-#: AgentGym's routes not served here, and why.
-NOT_SERVED = {
-    "render": "BabyAI's /render draws the whole grid, more than the agent's partial view",
-    "goals": "SciWorld's /goals reports the scorer's progress on the task's goals, which is "
-             "privileged data",
-    "action_hint": "SciWorld's /action_hint lists every valid action and every object in "
-                   "reach, which the agent under colbench's SciWorld is never given",
-    "object_tree": "SciWorld's /object_tree is the simulator's whole world, more than the "
-                   "agent observes",
-    "state": "SciWorld's /state holds the goal progress (privileged) and the world's state",
-    "step_visual": "SciWorld's /step_visual answers the object tree and the simulator's info "
-                   "beside each step, more than the agent observes",
-}
-_CRAFTING_HEADER = "Crafting commands:"
 
 
 class AgentGymRoutes:
@@ -109,21 +85,26 @@ class AgentGymRoutes:
         # Env id -> whether it takes split "all"; (env id, task set name) -> data_idx -> id.
         self._has_all: dict[str, bool] = {}
         self._indices: dict[tuple[str, str], dict[int, str]] = {}
+        # Env id -> (its extra routes -> method, its declined routes -> why).
+        self._routes: dict[str, tuple[dict[str, str], dict[str, str]]] = {}
         self._lock = threading.Lock()
 
     def handle(self, method: str, rest: str, environ: dict[str, Any]) -> tuple[int, bytes]:
         """Answer ``METHOD /agentgym/REST``: (status, JSON body)."""
         env_id, _, route = rest.rstrip("/").rpartition("/")
-        if route not in (*_ROUTES, *EXTRA_ROUTES, *NOT_SERVED):
-            env_id, route = rest.rstrip("/"), ""
+        if route not in _ROUTES and not _registered(env_id):
+            env_id, route = rest.rstrip("/"), ""  # the greeting, at /agentgym/ENV_ID
+        extra, unserved = self._declared(env_id)
         if not env_id:
             raise HttpError(404, "not_found", "AgentGym's routes are /agentgym/ENV_ID/ROUTE")
         if route == "":
             return 200, dumps(f"This is environment {env_id}, served by colbench under "
                               "AgentGym's routes.")
-        if route in NOT_SERVED:
-            raise HttpError(404, "not_found", f"/{route} is not served: {NOT_SERVED[route]}")
-        expected = "GET" if route in ("observation", "detail", *EXTRA_ROUTES) else "POST"
+        if route in unserved:
+            raise HttpError(404, "not_found", f"/{route} is not served: {unserved[route]}")
+        if route not in (*_ROUTES, *extra):
+            return 200, dumps({"error": f"{env_id} has no AgentGym route /{route}"})
+        expected = "GET" if route in ("observation", "detail", *extra) else "POST"
         if method != expected:
             raise HttpError(405, "method", f"use {expected} for /{route}, not {method}")
         try:
@@ -138,8 +119,8 @@ class AgentGymRoutes:
                     if not isinstance(body, dict):
                         raise _Refused("the body must be a JSON object with 'id'")
                 episode = self._episode(env_id, body)
-                if route in EXTRA_ROUTES:
-                    payload = self._extra(route, episode)
+                if route in extra:
+                    payload = self._extra(route, extra[route], episode)
                 else:
                     payload = getattr(self, "_" + route)(env_id, episode, body)
         except _Refused as exc:
@@ -206,25 +187,33 @@ class AgentGymRoutes:
     def _close(self, env_id: str, episode: Episode, body: dict[str, Any]) -> bool:
         return self.server.episodes.close(episode.id)
 
-    def _extra(self, route: str, episode: Episode) -> Any:
-        """An env-specific route of :data:`EXTRA_ROUTES`, from what the episode's agent was
-        shown at its reset (kept by :meth:`_start`)."""
+    def _extra(self, route: str, method: str, episode: Episode) -> Any:
+        """An env-specific route: the env's ``method`` answers it from what the episode's
+        agent was shown at its reset (kept by :meth:`_start`)."""
         shown = episode.extra.get("shown")
         if shown is None:
             raise _Refused(f"The task with environment {episode.number} has not been reset.")
-        if shown["suite"] != EXTRA_ROUTES[route]:
-            raise _Refused(f"/{route} answers {EXTRA_ROUTES[route]} episodes; environment "
-                           f"{episode.number} plays {shown['suite']}")
-        if route == "commands":
-            return crafting_commands(shown["observation"])
-        if route == "goal":
-            goal = shown["metadata"].get("goal")
-            if not isinstance(goal, str):
-                raise _Refused(f"the task of environment {episode.number} names no goal")
-            return goal
-        return {"task_description": shown["fields"].get("task_description", "")}
+        return getattr(episode.env.unwrapped, method)(shown)
 
     # -- helpers ------------------------------------------------------------------------------
+    def _declared(self, env_id: str) -> tuple[dict[str, str], dict[str, str]]:
+        """The env-specific routes ``env_id``'s class answers (route -> method) and those it
+        declines (route -> why); empty for a string that is no registered env id."""
+        with self._lock:
+            known = self._routes.get(env_id)
+        if known is None:
+            known = ({}, {})
+            if _registered(env_id):
+                from colbench import registry
+
+                target = registry.envs.get(env_id)
+                cls = registry.import_object(target) if isinstance(target, str) else target
+                known = (dict(getattr(cls, "agentgym_routes", {})),
+                         dict(getattr(cls, "agentgym_unserved", {})))
+            with self._lock:
+                self._routes[env_id] = known
+        return known
+
     def _episode(self, env_id: str, body: dict[str, Any]) -> Episode:
         number = body.get("id")
         try:
@@ -261,8 +250,8 @@ class AgentGymRoutes:
         task = episode.env.unwrapped.tasks.get(task_id)
         episode.extra.clear()
         # What the agent was shown (public fields only), for the env-specific routes.
-        shown = {"suite": task.suite, "metadata": dict(task.metadata),
-                 "observation": observation, "fields": dict(fields)}
+        shown = {"metadata": dict(task.metadata), "observation": observation,
+                 "fields": dict(fields)}
         episode.extra.update(observation=observation, reward=0.0, score=0.0, done=False,
                              shown=shown)
         return payload
@@ -298,25 +287,12 @@ class AgentGymRoutes:
         return index.get(data_idx)
 
 
-def crafting_commands(observation: str) -> str:
-    """The crafting commands a TextCraft first observation lists (the lines after its
-    ``Crafting commands:`` line, up to the first blank one), one a line, as AgentGym's
-    TextCraft env keeps them.
+def _registered(env_id: str) -> bool:
+    """Whether ``env_id`` is a registered env id."""
+    import colbench  # noqa: F401  (registers the entry-point env ids)
+    from colbench import registry
 
-    Parameters
-    ----------
-    observation:
-        The episode's first observation.
-    """
-    lines = observation.splitlines()
-    if _CRAFTING_HEADER not in lines:
-        raise _Refused("the episode's first observation lists no crafting commands")
-    commands: list[str] = []
-    for line in lines[lines.index(_CRAFTING_HEADER) + 1:]:
-        if not line.strip():
-            break
-        commands.append(line)
-    return "\n".join(commands)
+    return bool(env_id) and env_id in registry.envs
 
 
 class _Refused(ColbenchError):

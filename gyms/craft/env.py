@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -10,7 +10,7 @@ from colbench.env import Message, Outcome, ScriptedAgent, TextEnv
 from colbench.errors import ConfigError
 from colbench.gyms.craft.protocols import PROTOCOLS, CraftProtocol
 from colbench.gyms.craft.recipes import RecipeBook, load_recipe_book
-from colbench.gyms.craft.tasks import DEFAULT_DISTRACTORS
+from colbench.gyms.craft.tasks import DEFAULT_DISTRACTORS, listed_commands
 from colbench.gyms.craft.tools import CRAFT_TOOLS
 from colbench.tasks import Task, TaskSet
 from colbench.tools import ActionTool
@@ -94,6 +94,11 @@ class TextCraftEnv(TextEnv):
     protocol_specs: ClassVar[tuple[CraftProtocol, ...]] = PROTOCOLS
     #: The actions as OpenAI tools (``colbench.tools``), the same under every protocol.
     action_tools: ClassVar[tuple[ActionTool, ...]] = CRAFT_TOOLS
+    #: AgentGym's TextCraft server routes ``colbench serve-envs`` answers beside the common
+    #: ones (AgentGym's server declares them; its env has no methods behind them, so these
+    #: answer plain text, as ``/observation`` does).
+    agentgym_routes: ClassVar[dict[str, str]] = {"commands": "agentgym_commands",
+                                                 "goal": "agentgym_goal"}
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
                  max_turns: int | None = None, num_distractors: int = DEFAULT_DISTRACTORS,
@@ -125,6 +130,35 @@ class TextCraftEnv(TextEnv):
         spec = self.protocol_spec
         assert isinstance(spec, CraftProtocol)
         return spec
+
+    @staticmethod
+    def agentgym_commands(shown: Mapping[str, Any]) -> str:
+        """AgentGym's ``/commands``: the crafting commands the episode's first observation
+        listed, one a line.
+
+        Parameters
+        ----------
+        shown:
+            What the agent was shown at its reset (see ``TextEnv.agentgym_routes``).
+        """
+        commands = listed_commands(str(shown.get("observation", "")))
+        if commands is None:
+            raise ConfigError("the episode's first observation lists no crafting commands")
+        return commands
+
+    @staticmethod
+    def agentgym_goal(shown: Mapping[str, Any]) -> str:
+        """AgentGym's ``/goal``: the item to craft, as the task's public metadata names it.
+
+        Parameters
+        ----------
+        shown:
+            What the agent was shown at its reset (see ``TextEnv.agentgym_routes``).
+        """
+        goal = shown.get("metadata", {}).get("goal")
+        if not isinstance(goal, str):
+            raise ConfigError("the episode's task names no goal")
+        return goal
 
     @property
     def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]

@@ -28,6 +28,8 @@ SUITE = "textcraft"
 TEST_SIZE = 100
 TRAIN_SIZE = 374
 DEFAULT_DISTRACTORS = 10
+#: The line a first observation opens its list of crafting commands with.
+CRAFTING_HEADER = "Crafting commands:"
 #: Plans longer than this are left out of train and test (the default turn budget).
 MAX_PLAN = 30
 _DEPTH_SPLIT = re.compile(r"^depth-(\d+)$")
@@ -53,7 +55,29 @@ def observation_for(book: RecipeBook, goal: str, num_distractors: int = DEFAULT_
     distractors = rng.sample(sorted(pool), min(num_distractors, len(pool)))
     commands = sorted(lines) + distractors
     rng.shuffle(commands)
-    return "Crafting commands:\n" + "\n".join(commands) + f"\n\nGoal: craft {display_name(goal)}."
+    return (f"{CRAFTING_HEADER}\n" + "\n".join(commands)
+            + f"\n\nGoal: craft {display_name(goal)}.")
+
+
+def listed_commands(observation: str) -> str | None:
+    """The crafting commands a first observation lists (the lines after its
+    :data:`CRAFTING_HEADER` line, up to the first blank one), one a line; None when it lists
+    none.
+
+    Parameters
+    ----------
+    observation:
+        An episode's first observation.
+    """
+    lines = observation.splitlines()
+    if CRAFTING_HEADER not in lines:
+        return None
+    commands: list[str] = []
+    for line in lines[lines.index(CRAFTING_HEADER) + 1:]:
+        if not line.strip():
+            break
+        commands.append(line)
+    return "\n".join(commands)
 
 
 def make_task(book: RecipeBook, goal: str, split: str,

@@ -13,7 +13,7 @@ import os
 import shutil
 import subprocess
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from colbench import actions
@@ -282,6 +282,22 @@ class SciWorldEnv(TextEnv):
     protocol_specs: ClassVar[tuple[SciWorldProtocol, ...]] = PROTOCOLS
     #: The actions as OpenAI tools (``colbench.tools``): ScienceWorld's commands.
     action_tools: ClassVar[tuple[ActionTool, ...]] = SCIWORLD_TOOLS
+    #: AgentGym's SciWorld server routes ``colbench serve-envs`` answers beside the common
+    #: ones, and those it declines (each shows more than the agent observes), with why.
+    agentgym_routes: ClassVar[dict[str, str]] = {"task_description":
+                                                 "agentgym_task_description"}
+    agentgym_unserved: ClassVar[dict[str, str]] = {
+        "goals": "SciWorld's /goals reports the scorer's progress on the task's goals, which "
+                 "is privileged data",
+        "action_hint": "SciWorld's /action_hint lists every valid action and every object in "
+                       "reach, which the agent under colbench's SciWorld is never given",
+        "object_tree": "SciWorld's /object_tree is the simulator's whole world, more than the "
+                       "agent observes",
+        "state": "SciWorld's /state holds the goal progress (privileged) and the world's "
+                 "state",
+        "step_visual": "SciWorld's /step_visual answers the object tree and the simulator's "
+                       "info beside each step, more than the agent observes",
+    }
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
                  task_names: Sequence[str] | None = None, max_turns: int | None = None,
@@ -363,6 +379,18 @@ class SciWorldEnv(TextEnv):
         self.simulator.envStepLimit = self.rules.step_limit
         self.reset_fields = {}
         return self.rules.load(self, task, name, variation, gold)
+
+    @staticmethod
+    def agentgym_task_description(shown: Mapping[str, Any]) -> dict[str, str]:
+        """AgentGym's ``/task_description``: ``{"task_description"}`` as the reset reply gave
+        it.
+
+        Parameters
+        ----------
+        shown:
+            What the agent was shown at its reset (see ``TextEnv.agentgym_routes``).
+        """
+        return {"task_description": str(shown.get("fields", {}).get("task_description", ""))}
 
     def agentgym_reset_fields(self) -> dict[str, Any]:
         """What AgentGym's SciWorld server adds to its reset reply, for ``colbench

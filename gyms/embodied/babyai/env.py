@@ -203,6 +203,9 @@ class BabyAIEnv(TextEnv):
     protocol_specs: ClassVar[tuple[BabyAIProtocol, ...]] = PROTOCOLS
     #: Every split ``load_babyai_tasks`` knows (train, dev, test), for the listing.
     splits: ClassVar[tuple[str, ...]] = tuple(SPLIT_SEEDS)
+    #: AgentGym's BabyAI server routes ``colbench serve-envs`` declines, and why.
+    agentgym_unserved: ClassVar[dict[str, str]] = {
+        "render": "BabyAI's /render draws the whole grid, more than the agent's partial view"}
 
     def __init__(self, split: str = "test", tasks: str | TaskSet | None = None, *,
                  levels: Sequence[str] | None = None, max_turns: int | None = None,
