@@ -106,16 +106,6 @@ def split_episode(record: EpisodeRecord) -> tuple[list[Message], list[Message]]:
     return messages[:first_action], messages[first_action:]
 
 
-def split_prompt(messages: Sequence[Message]) -> tuple[list[Message], list[Message]]:
-    """``(messages before the first assistant turn, the rest)``. For an episode's
-    conversation use :func:`split_episode`: under an instruction turn the first assistant
-    message is the instructions' reply, not the agent's first action."""
-    for index, message in enumerate(messages):
-        if message["role"] == "assistant":
-            return list(messages[:index]), list(messages[index:])
-    return list(messages), []
-
-
 def privileged_text(privileged: dict[str, Any] | str | None) -> str:
     """The privileged data as text for a critic's prompt: ``key:`` then the value, per key."""
     if isinstance(privileged, str):

@@ -355,10 +355,12 @@ class EpisodeTokens:
 def episode_tokens(tokenizer: Any, record: EpisodeRecord, turns: Sequence[TurnTokens], *,
                    off_policy_tokens: str = "train") -> EpisodeTokens:
     """The tokens of an episode that played at least one turn (module docs)."""
-    from colbench.trainers.data import episode_messages, split_prompt
+    from colbench.trainers.data import split_episode
     from colbench.trainers.tokenize import tokenize_continuation
 
-    prompt, continuation = split_prompt(episode_messages(record))
+    # Split before the agent's first action: under an instruction turn the first assistant
+    # message is the instructions' reply, which is context, not turn 0.
+    prompt, continuation = split_episode(record)
     prompt_ids, ids, turn_index = tokenize_continuation(tokenizer, prompt, continuation)
     out = EpisodeTokens(prompt_ids, [], [], [], [])
 

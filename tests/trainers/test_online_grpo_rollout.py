@@ -382,3 +382,29 @@ def test_a_pool_model_without_tokens_plays_through_the_shared_tokenisation(tiny_
         length = len(sample.prompt_ids) + len(sample.completion_ids)
         assert [0] * len(sample.prompt_ids) + sample.env_mask == offline.mask()[:length]
         assert sample.record.turns[0].info["policy"] == "scripted:oracle"
+
+
+def test_an_instruction_turn_chat_trains_the_actions_not_the_instructions_reply(family,
+                                                                              tmp_path):
+    """Under AgentGym's message structure the chat opens with the instructions as a user turn
+    and an assistant reply; that reply is context: the tokens in the loss are still exactly
+    the agent's actions, each with its own log-probabilities."""
+    from colbench.trainers.online_grpo_rollout import TurnTokens, episode_tokens
+
+    tokenizer, end_id = family
+    policy = CrossPolicyModel({CURRENT: ScriptedTokens(tokenizer, end_id)}, prob=0.0, step=0,
+                              seed=0)
+    sample = _engine(tokenizer, tmp_path).play(0, DRAWS[:1], policy, budget=2)[0]
+    record = sample.record.model_copy(update={"message_structure": "instruction-turn"})
+    assert [m["role"] for m in episode_messages(record)][:3] == ["user", "assistant", "user"]
+    turns = []
+    for index, action in enumerate(ACTIONS):
+        ids = tokenizer(action, add_special_tokens=False)["input_ids"] + [end_id]
+        turns.append(TurnTokens(ids, [-0.1 * (index + 1)] * len(ids), CURRENT, 0))
+    laid = episode_tokens(tokenizer, record, turns)
+    trained = [i for i, m in zip(laid.completion_ids, laid.env_mask, strict=True) if m]
+    assert trained == [t for turn in turns for t in turn.token_ids]
+    assert [lp for lp, m in zip(laid.logprobs, laid.env_mask, strict=True) if m] == \
+        [lp for turn in turns for lp in turn.logprobs]
+    # The instructions' reply sits in the prompt, before the first action.
+    assert laid.prompt_ids == tokenize_prompt(tokenizer, episode_messages(record)[:3])
