@@ -9,7 +9,8 @@ through an ordered list of named checks (:func:`checks_for`), each a small funct
    tasks), under the run's protocol;
 2. ``records``: one record per (task, trial), every task present, errored episodes within
    what the server accepts;
-3. ``versions``, ``split`` (a whole split, where the server asks for it), ``turn_budget``;
+3. ``versions``, ``split`` (a whole split, where the server asks for it), ``turn_budget``,
+   ``message_structure`` (every record's chat structure is the run's protocol's);
 4. ``aggregates``: every aggregate, recomputed from the records the way the runner computes
    it (the summary's own totals are only compared, never used);
 5. the suite's own checks, which its replay decides (found by env id in the ``replays``
@@ -97,6 +98,7 @@ CHECK_LABELS = {
     "versions": "versions",
     "split": "whole split",
     "turn_budget": "turn budget",
+    "message_structure": "message structure",
     "aggregates": "aggregates recomputed",
     "isolation": "sandbox limits per job",
     "replay": "episodes replayed",
@@ -278,6 +280,21 @@ def _turn_budget(context: RunContext) -> Finding:
                  "the env states no budget")
 
 
+def _message_structure(context: RunContext) -> Finding:
+    # Records from before the field existed read as "system", and so do summaries without
+    # protocol settings: an older colbench-protocol run is all "system" on both sides.
+    expected = str((context.summary.protocol_settings or {}).get("message_structure")
+                   or "system")
+    problems = []
+    other = [r for r in context.run.records if r.message_structure != expected]
+    if other:
+        first = other[0]
+        problems.append(f"{len(other)} episode(s) were played with the message structure "
+                        f"{first.message_structure!r}, but the run's protocol settings "
+                        f"say {expected!r}{context.under}: first {_episode_key(first.key)}")
+    return found(problems, f"every episode's chat is {expected!r}")
+
+
 def _aggregates(context: RunContext) -> Finding:
     # The summary, recomputed from the records exactly as the runner does.
     problems = _summary_problems(context.run, aggregate_episodes(context.ok), len(context.ok))
@@ -354,6 +371,7 @@ CHECKS: tuple[Check, ...] = (
     Check("versions", _versions),
     Check("split", _whole_split),
     Check("turn_budget", _turn_budget),
+    Check("message_structure", _message_structure),
     Check("aggregates", _aggregates),
 )
 #: The checks that follow for a suite with a replay: they replay its episodes.

@@ -3,13 +3,28 @@ which its replay decides; each check's finding is what the board shows under its
 
 from __future__ import annotations
 
-from colbench.leaderboard.verify import CHECK_LABELS, CHECKS, Finding, checks_for, found
+import json
+from typing import Any
+
+from colbench.leaderboard._settings import LeaderboardSettings
+from colbench.leaderboard.suites import Suite
+from colbench.leaderboard.upload import ParsedRun
+from colbench.leaderboard.verify import (
+    CHECK_LABELS,
+    CHECKS,
+    Finding,
+    RunContext,
+    checks_for,
+    found,
+)
+from colbench.records import EpisodeRecord, Summary
+from colbench.tasks import TaskSet
 
 
 def test_the_checks_are_named_in_order_and_the_suites_come_from_its_replay() -> None:
     every_run = [check.name for check in CHECKS]
     assert every_run == ["task_set", "records", "versions", "split", "turn_budget",
-                         "aggregates"]
+                         "message_structure", "aggregates"]
     replayed = [check.name for check in checks_for(object())]  # any replay
     assert replayed == [*every_run, "isolation", "replay"] == list(CHECK_LABELS)
     assert [check.name for check in checks_for(None)] == [*every_run, "replay"]
@@ -18,3 +33,54 @@ def test_the_checks_are_named_in_order_and_the_suites_come_from_its_replay() -> 
 def test_a_finding_is_passed_unless_it_has_problems_and_shows_the_first() -> None:
     assert found([], "all 5 tasks") == Finding([], "all 5 tasks", True)
     assert found(["a", "b"], "all 5 tasks") == Finding(["a", "b"], "a", False)
+
+
+def _context(protocol: str, settings: dict[str, Any] | None,
+             records: list[dict[str, Any]]) -> RunContext:
+    """A run's context as the verifier builds it, from summary and record JSON as uploaded
+    (only what the message-structure check reads is filled in)."""
+    summary = {"env": "colbench/TextCraft-v0", "model": "m", "split": "test",
+               "task_set": {"name": "t", "hash": "h", "count": len(records)},
+               "counts": {"episodes": len(records), "ok": len(records), "error": 0},
+               "metrics": {}, "colbench_version": "0.1.0", "protocol": protocol,
+               "protocol_settings": settings}
+    run = ParsedRun(Summary.model_validate(summary), json.dumps(summary), [
+        EpisodeRecord.model_validate({"task_id": f"t{i}", "trial": 0,
+                                      "env": "colbench/TextCraft-v0", "model": "m",
+                                      "status": "ok", **record})
+        for i, record in enumerate(records)])
+    tasks = TaskSet("t", [])
+    return RunContext(run, Suite("colbench/TextCraft-v0", lambda split: tasks),
+                      LeaderboardSettings(), tasks, tasks)
+
+
+def _message_structure(context: RunContext) -> Finding:
+    check = next(c for c in CHECKS if c.name == "message_structure")
+    return check.run(context)
+
+
+def test_an_agentgym_run_whose_records_say_system_fails_naming_the_first_episode() -> None:
+    settings = {"name": "agentgym", "message_structure": "instruction-turn"}
+    records = [{"message_structure": "instruction-turn"}, {"message_structure": "system"},
+               {"message_structure": "system"}]
+    finding = _message_structure(_context("agentgym", settings, records))
+    assert not finding.passed
+    assert len(finding.problems) == 1
+    problem = finding.problems[0]
+    assert problem.startswith("2 episode(s)") and "'system'" in problem
+    assert "'instruction-turn'" in problem and "'agentgym'" in problem
+    assert problem.endswith("first 't1' trial 0")
+    honest = [{"message_structure": "instruction-turn"}] * 3
+    assert _message_structure(_context("agentgym", settings, honest)).passed
+
+
+def test_an_older_colbench_run_whose_records_lack_the_field_passes() -> None:
+    # Records from before the field existed load as "system", as do summaries without
+    # protocol settings, or with settings that do not name a structure.
+    for settings in (None, {"name": "colbench"}, {"name": "colbench",
+                                                  "message_structure": "system"}):
+        finding = _message_structure(_context("colbench", settings, [{}, {}]))
+        assert finding == Finding([], "every episode's chat is 'system'", True), settings
+    # ... and such a record under a protocol whose chat is the instruction turn does not.
+    assert not _message_structure(_context(
+        "agentgym", {"message_structure": "instruction-turn"}, [{}])).passed
