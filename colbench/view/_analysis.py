@@ -158,6 +158,11 @@ def episode_row(record: EpisodeRecord, groups: dict[str, str]) -> dict[str, Any]
             "images": len(episode_images(record))}
 
 
+#: What the transcript calls an episode's instructions, by its message structure: the
+#: instruction-turn protocols (AgentGym's) send them as the first user turn, not a system one.
+INSTRUCTIONS_LABELS = {"system": "system prompt", "instruction-turn": "instructions (user turn)"}
+
+
 def transcript(record: EpisodeRecord, image_url: Callable[[int], str],
                run_path: Path | None = None) -> dict[str, Any]:
     """One episode, all of it: every turn's observation, action, reward and reply, the
@@ -187,7 +192,10 @@ def transcript(record: EpisodeRecord, image_url: Callable[[int], str],
             "model": record.model, "seed": record.seed, "status": record.status,
             "outcome": record.outcome, "failure": record.failure_kind,
             "error": record.error, "attempts": record.attempts,
-            "system_prompt": record.system_prompt, "final_answer": record.final_answer,
+            "system_prompt": record.system_prompt,
+            "message_structure": record.message_structure,
+            "instructions_label": INSTRUCTIONS_LABELS[record.message_structure],
+            "final_answer": record.final_answer,
             "metrics": {key: _metric_shown(key, value, captions, base)
                         for key, value in record.metrics.items()},
             "terminated": record.terminated,

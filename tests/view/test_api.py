@@ -18,7 +18,7 @@ pytest.importorskip("flask", reason="colbench view needs colbench[view] (flask)"
 from colbench.records import EpisodeRecord  # noqa: E402
 from colbench.rundir import RunDir  # noqa: E402
 from colbench.view import create_app, loopback_names  # noqa: E402
-from colbench.view._analysis import score_histogram  # noqa: E402
+from colbench.view._analysis import score_histogram, transcript  # noqa: E402
 from colbench.view._runs import run_id_of  # noqa: E402
 
 from .conftest import hold_lock, unfinished_copy  # noqa: E402
@@ -129,10 +129,27 @@ def test_transcript_holds_every_turn_and_the_failure(guess_mixed):
     assert ok["turns"][0]["action"] == "What is your number?"
     assert ok["turns"][0]["next_observation"].startswith("My number is")
     assert ok["turns"][1]["reward"] == 1.0 and ok["metrics"]["success"] is True
+    assert ok["message_structure"] == "system" and ok["instructions_label"] == "system prompt"
     failed = get_json(client, f"/api/runs/{run_id}/episode?task=guess-test-001&trial=0")
     assert failed["failure"] == "env" and "always fails" in failed["error"]
     get_json(client, f"/api/runs/{run_id}/episode?task=guess-test-999&trial=0", 404)
     get_json(client, f"/api/runs/{run_id}/episode?task=guess-test-000&trial=x", 400)
+
+
+def test_instructions_are_labelled_by_the_records_message_structure() -> None:
+    # Under AgentGym's protocols the instructions are the first user turn: calling them the
+    # system prompt misdescribes what the model was sent.
+    def shown(structure: str | None) -> dict:
+        fields = {} if structure is None else {"message_structure": structure}
+        record = EpisodeRecord(task_id="t", trial=0, env="e", model="m", status="ok",
+                               system_prompt="Craft the goal.", **fields)
+        return transcript(record, lambda n: f"/image/{n}")
+
+    turn = shown("instruction-turn")
+    assert turn["message_structure"] == "instruction-turn"
+    assert turn["instructions_label"] == "instructions (user turn)"
+    assert shown("system")["instructions_label"] == "system prompt"
+    assert shown(None)["instructions_label"] == "system prompt"  # records before the field
 
 
 def test_frontend_renders_are_urls_served_from_the_record(frontend_oracle):

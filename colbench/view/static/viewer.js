@@ -321,7 +321,7 @@ async function episodeView(runId, taskId, trial) {
       el("tr", {}, el("th", { text: k }), el("td", { text: metricText(k, v) }))))),
     ep.final_answer ? el("div", {}, el("div", { class: "who", text: "final answer" }), el("pre", { class: "answer", text: ep.final_answer })) : null,
     el("h2", { text: "transcript" }),
-    ep.system_prompt ? el("details", { class: "system" }, el("summary", { text: "system prompt" }), el("pre", { text: ep.system_prompt })) : null,
+    ep.system_prompt ? el("details", { class: "system" }, el("summary", { text: ep.instructions_label }), el("pre", { text: ep.system_prompt })) : null,
     turns);
 }
 
