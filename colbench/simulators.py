@@ -13,7 +13,9 @@ the suite's name (``backend/builtin``, ``backend/model``). A spec is one of two 
   simulator takes one: ``NAME`` or ``NAME:ARGUMENT`` (``builtin``, ``backend/builtin``,
   ``challenge:URL``). ``model:SPEC`` is this form too: the suite's ``model`` kind, given a model
   spec. No spec (``None`` or ``""``) names the suite's default, which its manifest declares
-  (``default_simulator``; ``<suite>/builtin`` for a suite without a manifest of that name);
+  (``default_simulator``; ``<suite>/builtin`` for a suite without a manifest of that name).
+  A suite's own factory builds that default itself, with no registry look-up
+  (:func:`names_default`);
 - **a model spec** (``openai:gpt-4o``, ``hf:./ckpt``): short for ``model:SPEC``. A spec whose
   first word is a registered model kind is always read this way.
 
@@ -123,6 +125,18 @@ class SimulatorSpec:
     text: str
     name: str | None
     argument: str | None = None
+
+
+def names_default(spec: Any) -> bool:
+    """Whether ``spec`` asks for no simulator in particular (None or blank text): the suite's
+    default, which a suite may build itself without a registry look-up.
+
+    Parameters
+    ----------
+    spec:
+        A simulator spec, or an object with a ``reply`` method.
+    """
+    return spec is None or (isinstance(spec, str) and not spec.strip())
 
 
 def default_simulator(suite: str) -> str:

@@ -167,3 +167,30 @@ def test_the_installed_suites_defaults_come_from_their_manifests():
     for name, manifest in manifests().items():
         if manifest.default_simulator is not None:
             assert default_simulator(name) == manifest.default_simulator
+
+
+@pytest.mark.parametrize("module, factory", [
+    ("colbench.gyms.backend.simulator", "make_simulator"),
+    ("colbench.gyms.backend.programs.simulator", "make_simulator"),
+    ("colbench.gyms.frontend.designer", "make_designer"),
+])
+def test_a_suites_default_simulator_is_built_without_a_registry_look_up(module, factory,
+                                                                       monkeypatch):
+    import importlib
+
+    from colbench.simulators import default_simulator
+
+    make = getattr(importlib.import_module(module), factory)
+    suite = "backend-v1" if ".programs." in module else module.split(".")[2]
+    # The class the registry's default entry (the manifest's default_simulator) gives.
+    expected = type(registry.simulators.get(default_simulator(suite))())
+    asked: list[str] = []
+    real_get = registry.simulators.get
+    monkeypatch.setattr(registry.simulators, "get",
+                        lambda name: asked.append(name) or real_get(name))
+    for spec in (None, "", "  "):
+        assert type(make(spec)) is expected
+    assert asked == []
+    # An explicit spec still goes through the registry, with the same grammar.
+    assert type(make("builtin")) is expected
+    assert asked == [default_simulator(suite)]

@@ -48,7 +48,7 @@ from colbench.gyms.backend.facts import (
 )
 from colbench.gyms.backend.protocols import REPLY_CUT_CHARS, ModelHumanSettings
 from colbench.models.base import BaseChatModel
-from colbench.simulators import Message, ModelBackedSimulator, Simulator, flip_roles
+from colbench.simulators import Message, ModelBackedSimulator, Simulator, flip_roles, names_default
 from colbench.simulators import make_simulator as resolve_simulator
 from colbench.tasks import Task
 
@@ -719,5 +719,14 @@ def make_simulator(spec: str | Simulator | None) -> Simulator:
     """The backend's simulator for ``spec``: ``None``/``"builtin"`` -> the built-in one; any
     other text is a model spec (``openai:gpt-4o``, ``python:mod:fn``...), optionally written
     ``model:SPEC``, or a registered simulator or ``module:Class``
-    (:func:`colbench.simulators.make_simulator`)."""
+    (:func:`colbench.simulators.make_simulator`).
+
+    Parameters
+    ----------
+    spec:
+        The spec; None or blank builds :class:`BuiltinCodeSimulator` here, without a registry
+        look-up (the manifest's ``default_simulator`` names the same class).
+    """
+    if names_default(spec):
+        return BuiltinCodeSimulator()
     return resolve_simulator(spec, suite=SUITE)

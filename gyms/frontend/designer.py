@@ -35,7 +35,7 @@ from typing import Any, Protocol
 from colbench.errors import ConfigError
 from colbench.gyms.frontend.generator.page import KIND_LABELS
 from colbench.gyms.frontend.render.dom import PageDom, Section
-from colbench.simulators import ModelBackedSimulator, flip_roles, make_simulator
+from colbench.simulators import ModelBackedSimulator, flip_roles, make_simulator, names_default
 from colbench.tasks import Task
 
 #: The suite's name: its designers are registered as ``frontend/<kind>``.
@@ -555,5 +555,14 @@ class ModelDesigner(ModelBackedSimulator):
 def make_designer(spec: str | Any | None) -> Any:
     """``None``/``"builtin"`` -> :class:`DomDesigner`; ``model:SPEC`` or any model spec ->
     :class:`ModelDesigner`; a registered simulator or ``module:Class`` -> that; an object with
-    ``reply`` is used as it is (:func:`colbench.simulators.make_simulator`)."""
+    ``reply`` is used as it is (:func:`colbench.simulators.make_simulator`).
+
+    Parameters
+    ----------
+    spec:
+        The spec; None or blank builds :class:`DomDesigner` here, without a registry look-up
+        (the manifest's ``default_simulator`` names the same class).
+    """
+    if names_default(spec):
+        return DomDesigner()
     return make_simulator(spec, suite=SUITE)

@@ -44,7 +44,7 @@ from colbench.gyms.backend.simulator import (
     cut_reply,
     guard_reply,
 )
-from colbench.simulators import Message, Simulator
+from colbench.simulators import Message, Simulator, names_default
 from colbench.simulators import make_simulator as resolve_simulator
 from colbench.tasks import Task
 
@@ -211,5 +211,14 @@ def reply_reveals(reply: str, values: Sequence[Any]) -> list[str]:
 def make_simulator(spec: str | Simulator | None) -> Simulator:
     """Backend-v1's simulator for ``spec``: ``None``/``"builtin"`` -> :class:`PartSimulator`,
     a model spec -> Backend-v0's model-backed person (both registered under
-    ``backend-v1/``; see :func:`colbench.simulators.make_simulator`)."""
+    ``backend-v1/``; see :func:`colbench.simulators.make_simulator`).
+
+    Parameters
+    ----------
+    spec:
+        The spec; None or blank builds :class:`PartSimulator` here, without a registry
+        look-up (the suite's default, ``backend-v1/builtin``).
+    """
+    if names_default(spec):
+        return PartSimulator()
     return resolve_simulator(spec, suite=SUITE)
