@@ -27,6 +27,8 @@ from colbench.errors import MissingExtraError
 #: Gymnasium's own constructor argument, documented once on TextEnv.
 _GYMNASIUM_ARGUMENTS = {"render_mode"}
 _PARAMETERS = re.compile(r"^Parameters\n-{10,}\n(.*?)(?=^\S[^\n]*\n-{3,}\n|\Z)", re.S | re.M)
+#: One numpydoc entry line: names (``a``, ``a, b``, ``**kwargs``), then `` : type`` or nothing.
+_ENTRY = re.compile(r"\*{0,2}\w+(, \*{0,2}\w+)*( : \S.*)?")
 _ARGUMENTS = re.compile(r"^## Arguments\n(.*?)(?=^## |\Z)", re.S | re.M)
 
 
@@ -105,11 +107,15 @@ def undocumented(obj: Any) -> list[str]:
             text = section.group(1)
             missing = [name for name in names if f"``{name}``" not in text]
         elif section := _PARAMETERS.search(doc):
-            # numpydoc: each unindented line is ``name : type`` (older entries: ``name:``) or
-            # ``a, b`` sharing one entry.
-            listed = {name.strip() for line in section.group(1).splitlines()
-                      if line and not line[0].isspace()
-                      for name in line.split(":")[0].split(",")}
+            # numpydoc: each unindented line is ``name : type``, or a bare name (``**kwargs``;
+            # ``a, b`` sharing one entry); anything else there is out of style.
+            entries = [line for line in section.group(1).splitlines()
+                       if line and not line[0].isspace()]
+            astray = [line for line in entries if not _ENTRY.fullmatch(line)]
+            if astray:
+                return [f"entry not in 'name : type' form: {line!r}" for line in astray]
+            listed = {name.strip() for line in entries
+                      for name in line.split(" : ")[0].split(",")}
             missing = [name for name in names if name not in listed]
         else:
             continue
@@ -178,5 +184,16 @@ def test_the_check_finds_what_is_missing() -> None:
     assert undocumented(bare) == ["docstring"]
     assert undocumented(prose) == ["Parameters section"]
     assert undocumented(half) == ["b"]
+
+    def loose(a: int) -> None:
+        """Adds.
+
+        Parameters
+        ----------
+        a:
+            One.
+        """
+
+    assert undocumented(loose) == ["entry not in 'name : type' form: 'a:'"]
     assert undocumented(whole) == []
     assert undocumented(Env) == ["max_turns"]

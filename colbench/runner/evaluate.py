@@ -161,6 +161,8 @@ class EvalConfig:
     require_isolation : str or None
         Refuse to start unless the code sandbox gives at least this isolation.
 
+    Notes
+    -----
     The comments on the fields below say more where a field needs it.
     """
 

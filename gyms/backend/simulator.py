@@ -649,9 +649,9 @@ class ModelCodeSimulator(ModelBackedSimulator):
 
     Parameters
     ----------
-    model:
+    model : BaseChatModel or str
         A ChatModel, or a model spec for :func:`colbench.models.load_model`.
-    settings:
+    settings : ModelHumanSettings or None
         How the model is asked and its reply cut (:class:`ModelHumanSettings`; colbench's own
         by default). An env sets its protocol's with :meth:`with_settings`. The rule of two
         sentences is the prompt's, not enforced.
@@ -670,7 +670,7 @@ class ModelCodeSimulator(ModelBackedSimulator):
 
         Parameters
         ----------
-        settings:
+        settings : ModelHumanSettings
             The protocol's settings for the model-backed person.
         """
         twin = copy.copy(self)
