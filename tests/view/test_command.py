@@ -15,11 +15,17 @@ import pytest
 pytest.importorskip("flask", reason="colbench view needs colbench[view] (flask)")
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_view(cli_environ, *args: str) -> tuple[subprocess.Popen[str], str]:
     """``colbench view ARGS`` in the background, and the URL it says it serves."""
+    # Ctrl-C is what stops it: give the child the default SIGINT handling even where this
+    # suite runs in a background job, whose children inherit SIGINT ignored.
     process = subprocess.Popen([sys.executable, "-m", "colbench.cli.main", "view", *args],
                                env=cli_environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+                               text=True, preexec_fn=_default_sigint)
     line = process.stdout.readline()
     match = re.search(r"at (http://\S+/) ", line)
     if match is None:
