@@ -127,10 +127,11 @@ def check_same_run(state: RunState, config: Any, folder: Path) -> None:
                           "extend the run)")
 
 
-def set_aside_rollouts(rollouts: Path, step: int, *, tag: str = "") -> Path | None:
+def set_aside_rollouts(rollouts: Path, step: int, *, tag: str = "",
+                       label: str = "interrupted") -> Path | None:
     """Move what was written for steps ``step`` and later under ``rollouts`` into a new
-    ``interrupted-K`` folder (only this process's entries, those ending in ``tag``, when
-    several processes write). Returns that folder, or None if there was nothing to move."""
+    ``LABEL-K`` folder (only this process's entries, those ending in ``tag``, when several
+    processes write). Returns that folder, or None if there was nothing to move."""
     if not rollouts.is_dir():
         return None
     later = sorted(folder for folder in rollouts.glob("step-*")
@@ -140,9 +141,9 @@ def set_aside_rollouts(rollouts: Path, step: int, *, tag: str = "") -> Path | No
     if not moves:
         return None
     index = 1
-    while (rollouts / f"interrupted-{index}").exists():
+    while (rollouts / f"{label}-{index}").exists():
         index += 1
-    target = rollouts / f"interrupted-{index}"
+    target = rollouts / f"{label}-{index}"
     for folder, entry in moves:
         destination = target / folder.name
         destination.mkdir(parents=True, exist_ok=True)

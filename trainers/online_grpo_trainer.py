@@ -231,6 +231,12 @@ def _grpo_trainer_class() -> type:
     return ColbenchGRPOTrainer
 
 
+def _rank_tag(trainer: Any) -> str:
+    """The suffix of this process's rollout entries when several processes write them."""
+    several = trainer.accelerator.num_processes > 1
+    return f"-rank{trainer.accelerator.process_index}" if several else ""
+
+
 class _OnlineRun:
     """The state of one training run that the rollout function and the trainer share."""
 
@@ -497,10 +503,17 @@ class _OnlineRun:
         if weights is not None:
             self._restored_snapshot = (weights, state.snapshot_version)
         self.episodes, self.env_failures = state.episodes, state.env_failures
-        several = trainer.accelerator.num_processes > 1
-        tag = f"-rank{trainer.accelerator.process_index}" if several else ""
-        set_aside_rollouts(self.out / ROLLOUT_DIR, state.step, tag=tag)
+        set_aside_rollouts(self.out / ROLLOUT_DIR, state.step, tag=_rank_tag(trainer))
         return checkpoint
+
+    def start_afresh(self, trainer: Any) -> None:
+        """A new run (not ``--resume``) in an ``--out`` that holds an earlier run's rollouts
+        (``--overwrite``): set them aside under ``rollouts/overwritten-K``, so that this run's
+        steps are written afresh and nothing of the earlier run is lost."""
+        from colbench.trainers.online_grpo_resume import set_aside_rollouts
+
+        set_aside_rollouts(self.out / ROLLOUT_DIR, 0, tag=_rank_tag(trainer),
+                           label="overwritten")
 
     def close(self) -> None:
         self.scheduler.close()
@@ -660,7 +673,7 @@ class OnlineGRPOTrainer(TrainerPlugin):
                 processing_class=tokenizer, rollout_func=run.rollout_func,
                 peft_config=lora_config(config), online_run=run)
             check_sharding(trainer.accelerator, config)
-            checkpoint = run.restore(trainer) if config.resume else None
+            checkpoint = run.restore(trainer) if config.resume else run.start_afresh(trainer)
             result = trainer.train(
                 resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
         finally:

@@ -60,6 +60,19 @@ def test_train_evaluate_report(tiny_llama, tmp_path, capsys):
                  "--max-tokens", "6", "--out", str(evaluated), "--no-progress"]) == 0
     assert len(read_episodes(evaluated)) == 2
 
+    # Trained again over the same --out: the new run writes its own rollouts, and the earlier
+    # run's are set aside, not lost (they used to stop the new run at its first step).
+    first = {p.parent.name: p.read_text()
+             for p in (out / "rollouts").glob("step-*/samples.jsonl")}
+    assert main(["train", "online-grpo", "--model", f"hf:{tiny_llama}", "--env",
+                 helpers_env.ENV_ID, "--out", str(out), "--no-overlap", "--overwrite",
+                 *FAST_ONLINE[:1], "1", *FAST_ONLINE[2:]]) == 0
+    assert sorted(p.name for p in (out / "rollouts").glob("step-*")) == ["step-000000"]
+    kept = out / "rollouts" / "overwritten-1"
+    assert sorted(p.name for p in kept.iterdir()) == ["step-000000", "step-000001"]
+    assert len(read_episodes(next((kept / "step-000001").glob("*Guess*")))) == 4
+    assert {step: (kept / step / "samples.jsonl").read_text() for step in first} == first
+
 
 def test_env_failures_are_counted_and_kept_out_of_the_loss(tiny_llama, tmp_path):
     from colbench.trainers import train
