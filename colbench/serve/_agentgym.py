@@ -60,6 +60,7 @@ from colbench.serve._app import (
     EnvServer,
     HttpError,
     client_of,
+    is_registered_env,
     make_registered_env,
     read_json,
     using,
@@ -92,7 +93,7 @@ class AgentGymRoutes:
     def handle(self, method: str, rest: str, environ: dict[str, Any]) -> tuple[int, bytes]:
         """Answer ``METHOD /agentgym/REST``: (status, JSON body)."""
         env_id, _, route = rest.rstrip("/").rpartition("/")
-        if route not in _ROUTES and not _registered(env_id):
+        if route not in _ROUTES and not is_registered_env(env_id):
             env_id, route = rest.rstrip("/"), ""  # the greeting, at /agentgym/ENV_ID
         extra, unserved = self._declared(env_id)
         if not env_id:
@@ -198,20 +199,20 @@ class AgentGymRoutes:
     # -- helpers ------------------------------------------------------------------------------
     def _declared(self, env_id: str) -> tuple[dict[str, str], dict[str, str]]:
         """The env-specific routes ``env_id``'s class answers (route -> method) and those it
-        declines (route -> why); empty for a string that is no registered env id."""
+        declines (route -> why); empty for a string that is no registered env id (not
+        remembered: the path is the client's)."""
         with self._lock:
             known = self._routes.get(env_id)
-        if known is None:
-            known = ({}, {})
-            if _registered(env_id):
-                from colbench import registry
+        if known is not None or not is_registered_env(env_id):
+            return known or ({}, {})
+        from colbench import registry
 
-                target = registry.envs.get(env_id)
-                cls = registry.import_object(target) if isinstance(target, str) else target
-                known = (dict(getattr(cls, "agentgym_routes", {})),
-                         dict(getattr(cls, "agentgym_unserved", {})))
-            with self._lock:
-                self._routes[env_id] = known
+        target = registry.envs.get(env_id)
+        cls = registry.import_object(target) if isinstance(target, str) else target
+        known = (dict(getattr(cls, "agentgym_routes", {})),
+                 dict(getattr(cls, "agentgym_unserved", {})))
+        with self._lock:
+            self._routes[env_id] = known
         return known
 
     def _episode(self, env_id: str, body: dict[str, Any]) -> Episode:
@@ -285,14 +286,6 @@ class AgentGymRoutes:
             with self._lock:
                 self._indices[key] = index
         return index.get(data_idx)
-
-
-def _registered(env_id: str) -> bool:
-    """Whether ``env_id`` is a registered env id."""
-    import colbench  # noqa: F401  (registers the entry-point env ids)
-    from colbench import registry
-
-    return bool(env_id) and env_id in registry.envs
 
 
 class _Refused(ColbenchError):

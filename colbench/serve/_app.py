@@ -79,13 +79,20 @@ class HttpError(Exception):
         self.message = message
 
 
+def is_registered_env(env_id: object) -> bool:
+    """Whether ``env_id`` is a registered env id (never a ``module:Class`` path)."""
+    import colbench  # noqa: F401  (registers the entry-point env ids)
+    from colbench import registry
+
+    return isinstance(env_id, str) and bool(env_id) and env_id in registry.envs
+
+
 def make_registered_env(env_id: str, kwargs: dict[str, Any]) -> Any:
     """Make ``env_id`` if it is a registered env id (never a ``module:Class`` path)."""
-    import colbench  # noqa: F401  (registers the entry-point env ids)
     from colbench import registry
     from colbench.envs import make
 
-    if not isinstance(env_id, str) or env_id not in registry.envs:
+    if not is_registered_env(env_id):
         known = registry.envs.names()
         raise ConfigError(f"unknown env id {env_id!r}: this server serves registered ids only "
                           f"({', '.join(known) or 'none'})")
