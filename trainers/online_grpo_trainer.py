@@ -673,7 +673,11 @@ class OnlineGRPOTrainer(TrainerPlugin):
                 processing_class=tokenizer, rollout_func=run.rollout_func,
                 peft_config=lora_config(config), online_run=run)
             check_sharding(trainer.accelerator, config)
-            checkpoint = run.restore(trainer) if config.resume else run.start_afresh(trainer)
+            checkpoint = None
+            if config.resume:
+                checkpoint = run.restore(trainer)
+            else:
+                run.start_afresh(trainer)
             result = trainer.train(
                 resume_from_checkpoint=str(checkpoint) if checkpoint is not None else None)
         finally:
