@@ -7,11 +7,13 @@ submodules::
 
     summary = evaluate(EvalConfig(env_id="colbench/Backend-v0", model="scripted:oracle"))
 
-Importing colbench registers every env id with Gymnasium (lazily), so that
-``gymnasium.make("colbench/Backend-v0")`` works. It stays cheap: the env primitives, tasks
-and errors load with it; the runner, the model adapters, the records and the run directory
-load on first use of one of their names (module ``__getattr__``), and heavy parts (torch, a
-browser) only when a model or env needs them.
+Importing colbench registers every env id with Gymnasium, so that
+``gymnasium.make("colbench/Backend-v0")`` works, without importing Gymnasium: the ids go to
+its registry when it is imported, before or after colbench (:mod:`colbench.envs`). It stays
+cheap (no Gymnasium, NumPy or pydantic, which ``colbench list envs`` does not need): the
+errors and the registries load with it; the env primitives and tasks, the runner, the model
+adapters, the records and the run directory load on first use of one of their names (module
+``__getattr__``), and heavy parts (torch, a browser) only when a model or env needs them.
 
 Privacy: a module whose name starts with ``_`` is private to its package; each public package
 re-exports its API from its ``__init__`` (docs/architecture.md).
@@ -24,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 from colbench import registry
 from colbench._version import __version__
-from colbench.env import Outcome, ScriptedAgent, TextEnv
 from colbench.envs import env_ids, make, register_entry_point_envs, register_env
 from colbench.errors import (
     ColbenchError,
@@ -33,9 +34,9 @@ from colbench.errors import (
     MissingExtraError,
     ModelFailure,
 )
-from colbench.tasks import Task, TaskSet
 
 if TYPE_CHECKING:  # the lazy names below, for type checkers and editors
+    from colbench.env import Outcome, ScriptedAgent, TextEnv
     from colbench.models import (
         BaseChatModel,
         ChatModel,
@@ -48,11 +49,18 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers and editors
     from colbench.rundir import RunDir, RunDirBusy
     from colbench.runner import EvalConfig, RunHooks, Runner, RunStopped, evaluate
     from colbench.simulators import Simulator
+    from colbench.tasks import Task, TaskSet
 
 register_entry_point_envs()
 
 #: Public names that load their module on first access: name -> module that defines it.
 _LAZY: dict[str, str] = {
+    # envs and tasks (Gymnasium, NumPy and pydantic come with them)
+    "TextEnv": "colbench.env",
+    "ScriptedAgent": "colbench.env",
+    "Outcome": "colbench.env",
+    "Task": "colbench.tasks",
+    "TaskSet": "colbench.tasks",
     # running an evaluation
     "evaluate": "colbench.runner",
     "EvalConfig": "colbench.runner",

@@ -5,6 +5,14 @@ Every env id (``colbench/Backend-v0``) lives in two places: Gymnasium's registry
 also reads the ``colbench.envs`` entry-point group of third-party packages and of colbench's
 own optional parts (gyms). An entry point's name is the env id and its value the env class.
 
+Importing colbench does not import Gymnasium (with NumPy, it is most of what a short command
+such as ``colbench list envs`` would pay). An id registered while Gymnasium is not imported
+waits, and goes to Gymnasium's registry the moment Gymnasium is imported (a finder on
+``sys.meta_path`` runs the registration right after Gymnasium's module has executed), so
+``import colbench; import gymnasium`` and ``import gymnasium; import colbench`` both leave
+``gymnasium.make("colbench/...")`` working, and so does ``gymnasium.make("colbench:colbench/...")``
+(Gymnasium imports the module named before the colon).
+
 Families: one class, many ids
 -----------------------------
 Like minigrid, an env class often serves many ids that differ only in their arguments
@@ -34,14 +42,20 @@ already registered keeps its first registration (with a warning).
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
+import sys
+import threading
+import types
 import warnings
-from collections.abc import Mapping
-from typing import Any
-
-import gymnasium as gym
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from colbench import registry, suites
 from colbench.errors import ConfigError
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 #: The entry-point group of env families (see the module docstring).
 FAMILY_GROUP = "colbench.env_families"
@@ -55,6 +69,109 @@ _registered_kwargs: dict[str, dict[str, Any]] = {}
 _loaded_families: set[str] = set()
 # Env id -> the name of the family that registered it (env_family()).
 _family_of: dict[str, str] = {}
+# Env id -> (entry point, kwargs) waiting for Gymnasium to be imported, in registration order.
+_pending: dict[str, tuple[str, dict[str, Any]]] = {}
+_pending_lock = threading.RLock()
+
+
+def _imported_gymnasium() -> types.ModuleType | None:
+    """Gymnasium's module once it has been imported (its registry in place), else None."""
+    module = sys.modules.get("gymnasium")
+    return module if module is not None and hasattr(module, "registry") else None
+
+
+def _register_pending() -> None:
+    """Hand every waiting id to Gymnasium's registry (Gymnasium is imported by now); an id
+    Gymnasium already knows keeps that registration."""
+    gym_module = _imported_gymnasium()
+    if gym_module is None:
+        return
+    with _pending_lock:
+        waiting = list(_pending.items())
+        _pending.clear()
+    for env_id, (entry_point, kwargs) in waiting:
+        if env_id not in gym_module.registry:
+            gym_module.register(id=env_id, entry_point=entry_point, kwargs=kwargs,
+                                disable_env_checker=True)
+
+
+class _RegisteringLoader:
+    """Gymnasium's own loader, which registers the waiting ids once Gymnasium's module has
+    executed; everything else (resources, source for tracebacks) is the wrapped loader's."""
+
+    def __init__(self, loader: importlib.abc.Loader) -> None:
+        self._loader = loader
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loader, name)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        self._loader.exec_module(module)
+        _GymnasiumImportHook.remove()
+        _register_pending()
+
+
+class _GymnasiumImportHook(importlib.abc.MetaPathFinder):
+    """A ``sys.meta_path`` finder that finds nothing itself: for ``gymnasium`` it asks the
+    finders after it and wraps the loader they return in :class:`_RegisteringLoader`."""
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: types.ModuleType | None = None
+                  ) -> importlib.machinery.ModuleSpec | None:
+        if fullname != "gymnasium":
+            return None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if finder is self or find is None:
+                continue
+            spec = find(fullname, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _RegisteringLoader(spec.loader)  # type: ignore[assignment]
+                return spec
+        return None
+
+    @staticmethod
+    def install() -> None:
+        """Put one hook first on ``sys.meta_path`` (none is added while one is there)."""
+        with _pending_lock:
+            if not any(isinstance(finder, _GymnasiumImportHook) for finder in sys.meta_path):
+                sys.meta_path.insert(0, _GymnasiumImportHook())
+
+    @staticmethod
+    def remove() -> None:
+        """Take the hook off ``sys.meta_path`` (Gymnasium is imported; it has no more to do)."""
+        with _pending_lock:
+            sys.meta_path[:] = [finder for finder in sys.meta_path
+                                if not isinstance(finder, _GymnasiumImportHook)]
+
+
+def _register_with_gymnasium(env_id: str, entry_point: str, kwargs: dict[str, Any]) -> None:
+    """Register ``env_id`` with Gymnasium now if it is imported, else as soon as it is."""
+    gym_module = _imported_gymnasium()
+    if gym_module is not None:
+        _register_pending()  # ids that waited go first, as they were registered first
+        if env_id not in gym_module.registry:
+            gym_module.register(id=env_id, entry_point=entry_point, kwargs=kwargs,
+                                disable_env_checker=True)
+        return
+    with _pending_lock:
+        _pending.setdefault(env_id, (entry_point, kwargs))
+    _GymnasiumImportHook.install()
+
+
+def _gymnasium_registration(env_id: str) -> tuple[Any, dict[str, Any]] | None:
+    """``(entry point, kwargs)`` that Gymnasium has, or will have, for ``env_id``."""
+    gym_module = _imported_gymnasium()
+    if gym_module is not None:
+        _register_pending()
+        spec = gym_module.registry.get(env_id)
+        return None if spec is None else (spec.entry_point, spec.kwargs)
+    with _pending_lock:
+        return _pending.get(env_id)
 
 
 def register_env(env_id: str, entry_point: str, *, source: str = "builtin",
@@ -72,9 +189,8 @@ def register_env(env_id: str, entry_point: str, *, source: str = "builtin",
     kwargs : mapping or None
         Passed to the class on every make.
     """
-    if env_id not in gym.registry:
-        gym.register(id=env_id, entry_point=entry_point, kwargs=dict(kwargs or {}),
-                     disable_env_checker=True)
+    if _gymnasium_registration(env_id) is None:
+        _register_with_gymnasium(env_id, entry_point, dict(kwargs or {}))
         _registered_kwargs[env_id] = dict(kwargs or {})
     if not registry.envs.is_registered(env_id):
         registry.envs.register(env_id, entry_point, source=source)
@@ -107,9 +223,9 @@ def register_env_family(family: EnvFamily, *, name: str = "family",
     checked = _checked_family(family, name)
     added = []
     for env_id, (entry_point, kwargs) in checked.items():
-        if env_id in gym.registry or registry.envs.is_registered(env_id):
-            spec = gym.registry.get(env_id)
-            if spec is None or spec.entry_point != entry_point or spec.kwargs != kwargs:
+        known = _gymnasium_registration(env_id)
+        if known is not None or registry.envs.is_registered(env_id):
+            if known is None or known != (entry_point, kwargs):
                 warnings.warn(f"colbench: env family {name!r}: {env_id!r} is already "
                               "registered elsewhere; keeping that registration", stacklevel=2)
             continue
@@ -142,11 +258,12 @@ def _register_entry_point_families() -> None:
 
 def register_entry_point_envs() -> None:
     """Make every env id declared in the ``colbench.envs`` group known to Gymnasium
-    (lazily: the module is imported by ``gym.make``), then register the env families of the
-    ``colbench.env_families`` group."""
+    (lazily: the module is imported by ``gym.make``; Gymnasium itself is not imported, see
+    the module docstring), then register the env families of the ``colbench.env_families``
+    group."""
     for ep in suites.declarations("colbench.envs"):
-        if ep.name not in gym.registry:
-            gym.register(id=ep.name, entry_point=ep.value, disable_env_checker=True)
+        if _gymnasium_registration(ep.name) is None:
+            _register_with_gymnasium(ep.name, ep.value, {})
     _register_entry_point_families()
 
 
@@ -175,7 +292,10 @@ def make(env_id: str, **kwargs: Any) -> gym.Env:
     ConfigError
         For an unknown id, with the nearest registered ones.
     """
+    import gymnasium as gym  # registers the ids waiting for it (see the module docstring)
+
     registry.envs.get_entry(env_id)  # raises ConfigError with suggestions on a miss
+    _register_pending()
     if env_id not in gym.registry:
         entry = registry.envs.get_entry(env_id)
         target = entry.obj

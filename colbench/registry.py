@@ -12,6 +12,7 @@ import importlib
 import sys
 import threading
 import warnings
+import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from importlib import metadata
@@ -50,14 +51,31 @@ def import_object(path: str) -> Any:
     return obj
 
 
+# Distribution -> its name: reading a name parses the distribution's METADATA file each time.
+_dist_names: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def _dist_name(dist: Any) -> str:
+    try:
+        return _dist_names[dist]
+    except (KeyError, TypeError):  # TypeError: a distribution that takes no weak reference
+        name = dist.name
+    try:
+        _dist_names[dist] = name
+    except TypeError:
+        pass
+    return name
+
+
 def entry_point_source(ep: metadata.EntryPoint | suites.Declaration) -> str:
     """Where an entry point's component comes from, as ``colbench list`` shows it."""
     dist = getattr(ep, "dist", None)
-    if dist is not None and dist.name == "colbench":
+    name = _dist_name(dist) if dist is not None else None
+    if name == "colbench":
         # colbench's own parts (gyms, trainers) declare entry points like any plugin
         # does, since the core may not import them; to a user they are built in.
         return "builtin"
-    return f"entry point {ep.value} ({dist.name if dist else 'unknown distribution'})"
+    return f"entry point {ep.value} ({name or 'unknown distribution'})"
 
 
 class Registry(Generic[T]):
@@ -140,6 +158,7 @@ class Registry(Generic[T]):
 
     def refresh_entry_points(self) -> None:
         """Forget the cached entry-point list (after installing a plugin at run time)."""
+        suites.forget_entry_points()
         self._entry_points = None
 
     def _load_entry_point(self, name: str, *, raise_missing_extra: bool = False

@@ -20,11 +20,11 @@ import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
-from importlib import metadata, util
+from importlib import util
 from pathlib import Path
 from typing import Any
 
-from colbench import registry
+from colbench import registry, suites
 from colbench.cli import env_info as env_info_module
 from colbench.cli.env_info import EnvInfo, env_info
 
@@ -89,7 +89,7 @@ def _mtime(path: str | Path) -> int:
 def fingerprint() -> str:
     """A hash of everything the listed facts depend on (see the module docstring)."""
     declared = sorted(f"{group} {ep.name}={ep.value}" for group in _ENV_GROUPS
-                      for ep in metadata.entry_points(group=group))
+                      for ep in suites.entry_points(group))
     declared += sorted(f"declared {name}={getattr(ep, 'value', ep)}"
                        for name, ep in registry.envs.declared().items())
     modules = {line.split("=", 1)[1].split(":")[0] for line in declared}

@@ -8,13 +8,16 @@ import json
 import subprocess
 import sys
 
-#: Top-level packages the cached listing must not import (heavy, or a gym's).
+#: Top-level packages the cached listing must not import (heavy, or a gym's; Gymnasium,
+#: NumPy and pydantic come with the env base class and the tasks, which listing needs not;
+#: argcomplete only serves the shell's completion hook).
 HEAVY = ("torch", "transformers", "trl", "datasets", "minigrid", "playwright", "bm25s",
-         "scienceworld", "textworld")
-#: colbench modules that belong to other commands or to the gyms themselves.
+         "scienceworld", "textworld", "gymnasium", "numpy", "pydantic", "argcomplete")
+#: colbench modules that belong to other commands, to the gyms themselves, or to making envs.
 OTHERS = ("colbench.runner", "colbench.models", "colbench.rundir", "colbench.trainers",
           "colbench.leaderboard", "colbench.cli.evaluate_cmd", "colbench.gyms.embodied.babyai.env",
-          "colbench.gyms.backend", "colbench.gyms.frontend", "colbench.gyms.search")
+          "colbench.gyms.backend", "colbench.gyms.frontend", "colbench.gyms.search",
+          "colbench.env", "colbench.tasks")
 
 _SCRIPT = """
 import contextlib, io, json, sys
