@@ -438,6 +438,11 @@ class Runner:
             raise
         self.done = 0
         self.successes = 0
+        #: Turns played by this process's episodes so far, shown beside the episode bar.
+        self.turns_played = 0
+        #: The episode bar (tqdm) while episodes run; None without one.
+        self.progress_bar: Any = None
+        self._turns_shown_at = 0.0
 
     @property
     def out(self) -> Path:
@@ -575,6 +580,7 @@ class Runner:
                 **({"tool_calls": completion.extra["tool_calls"]}
                    if completion.extra.get("tool_calls") else {}))
             turns.append(turn)
+            self._turn_played()
             for hook in self.hooks:
                 hook.on_turn(turn_context, completion, turn)
             messages.append({"role": "assistant", "content": action})
@@ -690,6 +696,7 @@ class Runner:
             # disable=None: no bar unless stderr is a terminal, so logs get no \r frames.
             bar = tqdm(total=total, initial=total - len(todo), desc=self.config.env,
                        unit="ep", dynamic_ncols=True, disable=None)
+        self.progress_bar = bar
         queue: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
         for item in todo:
             queue.put_nowait(item)
@@ -714,9 +721,8 @@ class Runner:
                     self.done += 1
                     self.successes += bool(record.metrics.get("success"))
                 if bar is not None:
+                    bar.set_postfix(self._progress_postfix(), refresh=False)
                     bar.update(1)
-                    rate = self.successes / self.done if self.done else 0.0
-                    bar.set_postfix(success=f"{rate:.1%}", refresh=False)
 
         try:
             await asyncio.gather(*(worker() for _ in range(min(self.config.concurrency,
@@ -726,10 +732,32 @@ class Runner:
             writer.close()
             if bar is not None:
                 bar.close()
+            self.progress_bar = None
         if streak.stopped is None:
             return None
         recorded = len(self.run_dir.latest_episodes())
         return RunStopped(stop_message(streak.stopped, streak.limit, streak.dropped, recorded))
+
+    def _progress_postfix(self) -> dict[str, str]:
+        """What the episode bar shows beside its count: success so far (once an episode has
+        ended well) and the turns played."""
+        postfix = {"success": f"{self.successes / self.done:.1%}"} if self.done else {}
+        postfix["turns"] = str(self.turns_played)
+        return postfix
+
+    def _turn_played(self) -> None:
+        """Count a played turn and show it on the episode bar: a batched model (``hf:``)
+        keeps every episode in flight and ends them together, so the episode count alone
+        stands at 0 until the end. Redrawn at most once per the bar's ``mininterval``."""
+        self.turns_played += 1
+        bar = self.progress_bar
+        if bar is None or bar.disable:
+            return
+        bar.set_postfix(self._progress_postfix(), refresh=False)
+        now = time.monotonic()
+        if now - self._turns_shown_at >= bar.mininterval:
+            self._turns_shown_at = now
+            bar.refresh()
 
     def summarise(self, seconds: float | None = None) -> Summary:
         """Compute the summary from the records on disk and write ``summary.json``."""
