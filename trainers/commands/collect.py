@@ -40,8 +40,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "its runs: e.g. train,protocol=agentgym,temperature=0.7)")
     p.add_argument("--simulator", metavar="SPEC",
                    help="simulated human: 'builtin' (default) or a model spec")
-    p.add_argument("--compat", action="store_true",
-                   help="deprecated: the backend's --protocol sweet-rl")
     p.add_argument("--max-turns", type=int, metavar="N", help="turn budget per episode")
     p.add_argument("--temperature", type=float, default=1.0,
                    help="sampling temperature (default: 1.0, so that K episodes differ)")

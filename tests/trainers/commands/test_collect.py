@@ -17,3 +17,21 @@ def test_collect_cli_refuses_a_different_pool_in_the_same_folder(guess_data, cap
                "--num-tasks", "6", "--out", str(guess_data), "--no-progress"])
     assert rc == 2
     assert "holds a different run" in capsys.readouterr().err
+
+
+def test_collect_has_no_compat_option_that_would_be_ignored(tmp_path, capsys):
+    # --compat was accepted and read by nothing: the backend was collected under colbench's
+    # own protocol while the help promised sweet-rl's. The protocol is an env option.
+    with pytest.raises(SystemExit) as stopped:
+        main(["collect", "colbench/Backend-v0", "--model", "scripted:oracle", "--compat",
+              "--limit", "1", "--k", "1", "--out", str(tmp_path / "out"), "--no-progress"])
+    assert stopped.value.code == 2
+    assert "unrecognized arguments: --compat" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+    assert "--compat" not in main_help(capsys)
+
+
+def main_help(capsys) -> str:
+    with pytest.raises(SystemExit):
+        main(["collect", "--help"])
+    return capsys.readouterr().out
