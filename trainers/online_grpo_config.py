@@ -116,8 +116,8 @@ class OnlineGRPOConfig(PresetTrainerConfig):
         default_factory=dict)
     # Generation.
     generation: str = setting("how rollouts are generated: hf (transformers generate), "
-                              "vllm-colocate or vllm-server (TRL's vLLM modes; need vllm, a "
-                              "CUDA GPU and --no-overlap)", default="hf")
+                              "vllm-colocate or vllm-server (TRL's vLLM modes; need vllm and "
+                              "a CUDA GPU; colocate needs --no-overlap)", default="hf")
     temperature: float = setting("sampling temperature of the rollouts (and of TRL's "
                                  "log-probabilities)", default=1.0)
     max_new_tokens: int = setting("longest agent message of one turn, in tokens", default=256)
@@ -126,6 +126,11 @@ class OnlineGRPOConfig(PresetTrainerConfig):
     vllm_server_base_url: str | None = setting(
         "generation=vllm-server: URL of the 'trl vllm-serve' server (null: TRL's default, "
         "http://0.0.0.0:8000)", default=None)
+    vllm_server_base_urls: list[str] | None = setting(
+        "generation=vllm-server: several 'trl vllm-serve' servers (URLs), one engine each; "
+        "colbench spreads the rollouts over them (a conversation stays on one engine), pushes "
+        "every new version of the weights to all of them and may overlap rollouts with "
+        "training (null: the one server of vllm_server_base_url)", default=None)
     vllm_gpu_memory_utilization: float = setting(
         "generation=vllm-colocate: share of GPU memory the vLLM engine may take", default=0.3)
     vllm_tensor_parallel_size: int = setting(
@@ -220,12 +225,14 @@ class OnlineGRPOConfig(PresetTrainerConfig):
         self._check_choice("off_policy_tokens", OFF_POLICY_TOKENS)
         self._check_choice("task_normalisation", TASK_NORMALISATION)
         self._check_choice("generation", GENERATION_BACKENDS)
+        self._check_servers()
         if self.generation != "hf":
-            if self.overlap:
+            if self.overlap and self.generation == "vllm-colocate":
                 raise ConfigError(
-                    f"generation={self.generation} plays in lockstep: TRL reloads its vLLM "
-                    "engine with the new weights before each step, and the engine cannot "
-                    "generate the next batch meanwhile; pass --no-overlap (overlap: false)")
+                    "generation=vllm-colocate plays in lockstep: the engine shares the GPU "
+                    "and the process with training and is reloaded with the new weights "
+                    "before each step, so it cannot generate the next batch meanwhile; pass "
+                    "--no-overlap (overlap: false), or use vllm-server")
             if not 0.0 < self.vllm_gpu_memory_utilization <= 1.0:
                 raise ConfigError(f"vllm_gpu_memory_utilization must be in (0, 1], got "
                                   f"{self.vllm_gpu_memory_utilization}")
@@ -262,6 +269,33 @@ class OnlineGRPOConfig(PresetTrainerConfig):
             from colbench.trainers.online_grpo_curriculum import HorizonCurriculum
 
             HorizonCurriculum.from_settings(self.horizon_stages, self.steps_per_stage)
+
+    def _check_servers(self) -> None:
+        """``vllm_server_base_urls``: server mode only, at least one, each an http(s) URL
+        named once, and not beside ``vllm_server_base_url``."""
+        urls = self.vllm_server_base_urls
+        if urls is None:
+            return
+        if self.generation != "vllm-server":
+            raise ConfigError(f"vllm_server_base_urls names vLLM servers, which only "
+                              f"generation=vllm-server plays on (generation is "
+                              f"{self.generation}); drop the URLs or set generation "
+                              "vllm-server")
+        if not urls:
+            raise ConfigError("vllm_server_base_urls is empty: name at least one 'trl "
+                              "vllm-serve' server (or leave it unset for "
+                              "vllm_server_base_url)")
+        if self.vllm_server_base_url is not None:
+            raise ConfigError("set vllm_server_base_url or vllm_server_base_urls, not both "
+                              "(put every server in vllm_server_base_urls)")
+        for url in urls:
+            if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+                raise ConfigError(f"vllm_server_base_urls: {url!r} is not an http:// or "
+                                  "https:// URL")
+        twice = sorted({url for url in urls if urls.count(url) > 1})
+        if twice:
+            raise ConfigError(f"vllm_server_base_urls names {twice[0]} twice: one engine "
+                              "would get two weight-update groups")
 
     def _check_choice(self, name: str, choices: tuple[str, ...]) -> None:
         if getattr(self, name) not in choices:

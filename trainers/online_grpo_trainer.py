@@ -23,8 +23,10 @@ colbench supplies the rollouts through ``rollout_func`` and the advantages:
    (``rollout/env_failures``).
 6. **Overlap**: the next step's rollouts run on a copy of the weights while the current step
    trains; ``max_staleness`` bounds the lag, recorded per sample.
-7. **Generation**: transformers ``generate`` on the policy, or TRL's vLLM engine
-   (:mod:`colbench.trainers.online_grpo_vllm`: colocate or server, in lockstep).
+7. **Generation**: transformers ``generate`` on the policy, or vLLM
+   (:mod:`colbench.trainers.online_grpo_vllm`): TRL's engine (colocate, or one server in
+   lockstep), or servers colbench owns (several, or overlapping training), which it pushes
+   each launched batch's weights into.
 8. **Resume** (:mod:`colbench.trainers.online_grpo_resume`): checkpoints carry the run's own
    state beside TRL's, and ``resume`` goes on from the last one.
 """
@@ -283,6 +285,10 @@ class _OnlineRun:
         #: snapshot when it is made (``--resume``).
         self._restored_snapshot: tuple[dict[str, Any], int | None] | None = None
         self._rollout_copy: Any = None
+        #: The vLLM servers colbench owns (online_grpo_vllm.EnginePool), if any.
+        self._engines: Any = None
+        #: Per batch (by step), the requests each owned engine served while playing it.
+        self._engine_requests: dict[int, list[int]] = {}
 
     # -- the policies -------------------------------------------------------------------------
     def task_key(self, sample: Any) -> str:
@@ -297,12 +303,34 @@ class _OnlineRun:
         return self._models[role]
 
     def _engine_chat(self, trainer: Any) -> Any:
-        """The current policy on TRL's vLLM engine (:mod:`colbench.trainers.online_grpo_vllm`)."""
+        """The current policy on vLLM (:mod:`colbench.trainers.online_grpo_vllm`): TRL's
+        engine, or the pool of servers colbench owns."""
         if "vllm" not in self._models:
             from colbench.trainers.online_grpo_vllm import vllm_chat_model
 
-            self._models["vllm"] = vllm_chat_model(trainer, self.tokenizer, self.config)
+            self._models["vllm"] = vllm_chat_model(trainer, self.tokenizer, self.config,
+                                                   pool=self._engine_pool(trainer))
         return self._models["vllm"]
+
+    def _engine_pool(self, trainer: Any) -> Any:
+        """The servers colbench owns, connected on first use (None: TRL's engine plays)."""
+        from colbench.trainers.online_grpo_vllm import owned_engine_urls, trainer_engine_pool
+
+        if self._engines is None and owned_engine_urls(self.config) is not None:
+            self._engines = trainer_engine_pool(trainer, self.config)
+        return self._engines
+
+    def _load_engines(self, trainer: Any) -> None:
+        """Before a batch is launched on engines colbench owns: wait until the engines are
+        idle (a batch played ahead may still be generating: the engines are never reloaded
+        under it), then push the weights of this step into all of them (once per version)."""
+        from colbench.trainers.online_grpo_vllm import push_weights
+
+        pool = self._engine_pool(trainer)
+        if pool is None or pool.version == trainer.state.global_step:
+            return
+        self.scheduler.wait()
+        push_weights(pool, trainer)
 
     def load_pool(self) -> None:
         from colbench.models.spec import load_model
@@ -332,7 +360,11 @@ class _OnlineRun:
         source = copy_source(trainer.accelerator, trainer.model_wrapped)
         version = trainer.state.global_step
         lockstep = not config.overlap
-        weights = None if lockstep else weights_of(source)
+        self._load_engines(trainer)
+        # Overlapped hf rollouts play on a copy of this moment's weights; vLLM's engines
+        # hold their own (pushed just above).
+        copied = config.overlap and config.generation == "hf"
+        weights = weights_of(source) if copied else None
         use_snapshot = config.cross_policy_prob > 0
         refresh = use_snapshot and (self._snapshot is None
                                     or version % config.snapshot_every == 0)
@@ -344,7 +376,7 @@ class _OnlineRun:
                 refresh = version % config.snapshot_every == 0
         snapshot_weights = (weights if weights is not None else weights_of(source)) \
             if refresh else None
-        if not lockstep and self._rollout_copy is None:
+        if copied and self._rollout_copy is None:
             self._rollout_copy = PolicySnapshot(source)
         count = (config.per_device_train_batch_size * config.gradient_accumulation_steps
                  // config.num_generations)
@@ -357,7 +389,9 @@ class _OnlineRun:
             if snapshot_weights is not None:
                 self._snapshot.refresh(snapshot_weights, version)
             if config.generation != "hf":
-                current = self._engine_chat(trainer)  # lockstep: TRL synced it for this step
+                # TRL synced its engine for this step, or colbench pushed this version into
+                # its own engines at launch.
+                current = self._engine_chat(trainer)
             elif lockstep:
                 current = self._chat("current", model)
             else:
@@ -374,12 +408,16 @@ class _OnlineRun:
             was_training = model.training
             if lockstep:
                 model.eval()
+            served = list(self._engines.requests) if self._engines is not None else []
             try:
                 with gathered_for_generation(trainer, lockstep and config.generation == "hf"):
                     samples = self.engine.play(step, draws, policy, budget)
             finally:
                 if lockstep and was_training:
                     model.train()
+            if self._engines is not None:  # jobs run one at a time: the counts are this batch's
+                self._engine_requests[step] = [now - before for now, before in
+                                               zip(self._engines.requests, served, strict=True)]
             for sample in samples:
                 sample.version = version  # the weights that played it (failures included)
             return samples
@@ -422,6 +460,8 @@ class _OnlineRun:
         metrics["rollout/retokenised_turns"].append(
             float(sum(s.retokenised_turns for s in samples)))
         metrics["rollout/unscored_turns"].append(float(sum(s.unscored_turns for s in samples)))
+        for engine, count in enumerate(self._engine_requests.pop(step, [])):
+            metrics[f"rollout/engine_requests/{engine}"].append(float(count))
         by_env: dict[str, list[Any]] = defaultdict(list)
         for sample in kept:
             by_env[sample.draw.env].append(sample)
@@ -522,6 +562,8 @@ class _OnlineRun:
             close_engine()
         for model in [*self._models.values(), *self.pool_models.values()]:
             model.close()
+        if self._engines is not None:
+            self._engines.close()
 
 
 @contextmanager

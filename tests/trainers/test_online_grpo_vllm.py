@@ -434,3 +434,307 @@ def test_a_colocated_engine_without_prefix_caching_is_named_in_a_warning(caplog)
     assert "prefix caching" not in caplog.text
     online_grpo_vllm.warn_without_prefix_caching(engine(False))
     assert "prefix caching off" in caplog.text
+
+
+# -- several servers colbench owns ----------------------------------------------------------------
+
+class FakeServer:
+    """One ``trl vllm-serve`` server as TRL's ``VLLMClient`` sees it: generate from ids (each
+    prompt's log-probabilities distinct, numbered across all servers by ``counter``), weight
+    pushes streamed over its update group, the prefix cache reset. ``dead``: every request
+    fails as a refused connection does."""
+
+    def __init__(self, url, completion, counter, dead=False):
+        self.url = url
+        self.completion = completion
+        self.counter = counter
+        self.dead = dead
+        self.prompts: list[list[int]] = []
+        #: Per push: the names streamed and a fingerprint of the values.
+        self.pushes: list[tuple[list[str], float]] = []
+        self.resets = 0
+        self.communicator_device = None
+        #: Per generated prompt: (its number, the pushes this server had received).
+        self.generated: list[tuple[int, int]] = []
+
+    def init_communicator(self, device=0):
+        self.communicator_device = device
+
+    def generate(self, prompts, **kwargs):
+        if self.dead:
+            import requests
+
+            raise requests.exceptions.ConnectionError(f"refused: {self.url}/v1/completions")
+        logprobs = []
+        for prompt in prompts:
+            number = self.counter.take()
+            self.prompts.append(list(prompt))
+            self.generated.append((number, len(self.pushes)))
+            logprobs.append([[FakeServer.logprob(number, k)] for k in
+                             range(len(self.completion))])
+        return {"prompt_ids": prompts, "completion_ids": [list(self.completion) for _ in prompts],
+                "logprobs": logprobs, "logprob_token_ids": None}
+
+    @staticmethod
+    def logprob(number, position):
+        return -0.01 * (number + 1) - 0.0001 * position
+
+    def update_named_params(self, metadata, named_params):
+        names, total = [], 0.0
+        for (name, _, shape), (streamed, value) in zip(metadata, named_params, strict=True):
+            assert name == streamed and list(value.shape) == shape
+            names.append(name)
+            total += float(value.double().sum())
+        self.pushes.append((names, total))
+
+    def reset_prefix_cache(self):
+        self.resets += 1
+
+
+class Counter:
+    def __init__(self):
+        import threading
+
+        self.value = 0
+        self.lock = threading.Lock()
+
+    def take(self):
+        with self.lock:
+            self.value += 1
+            return self.value - 1
+
+
+URLS = ["http://10.0.0.1:8000", "http://10.0.0.2:8000", "http://10.0.0.3:8000"]
+
+
+def test_a_pool_keeps_each_conversation_on_its_engine_and_spreads_new_ones(tokenizer):
+    from colbench.trainers.online_grpo_vllm import EnginePool
+
+    sampled = tokenizer(ACTION, add_special_tokens=False)["input_ids"] + \
+        [tokenizer.eos_token_id]
+    counter = Counter()
+    servers = [FakeServer(url, sampled, counter) for url in URLS]
+    pool = EnginePool(servers, URLS)
+    model = TRLVLLMChatModel(pool, tokenizer, eos_ids=[tokenizer.eos_token_id])
+    params = SamplingParams(logprobs=True)
+    starts = [[{"role": "system", "content": "Find the number."},
+               {"role": "user", "content": " ".join(["half"] * (i + 1))}] for i in range(6)]
+    try:
+        firsts = model.generate(starts, params)
+        later = [[*start, {"role": "assistant", "content": first.text},
+                  {"role": "user", "content": "half"}]
+                 for start, first in zip(starts, firsts, strict=True)]
+        seconds = model.generate(later, params)
+        model.generate(later[:1], params)  # one conversation alone: still its engine
+    finally:
+        model.close()
+        pool.close()
+    from colbench.trainers.tokenize import tokenize_prompt
+
+    assert len({tuple(tokenize_prompt(tokenizer, start)) for start in starts}) == 6
+    # Balanced: six new conversations, two on each engine; each engine then played their
+    # second turns, and the conversation asked once more stayed on its engine.
+    assert pool.requests == [5, 4, 4]
+    for start in starts:
+        first = tokenize_prompt(tokenizer, start)
+        (holder,) = [s for s in servers if first in s.prompts]
+        # Every later prompt of this conversation went to the engine holding its prefix.
+        continued = [p for s in servers for p in s.prompts
+                     if p[:len(first)] == first and len(p) > len(first)]
+        assert continued and all(p in holder.prompts for p in continued)
+        # Each answer is the one its engine gave for this conversation's prompt.
+        row = starts.index(start)
+        index = holder.prompts.index(continued[0])
+        number = holder.generated[index][0]
+        assert seconds[row].logprobs == [FakeServer.logprob(number, k)
+                                         for k in range(len(sampled))]
+
+
+def test_a_dead_engine_among_several_is_named_by_its_url(tokenizer, monkeypatch):
+    from colbench.trainers import online_grpo_vllm as module
+
+    counter = Counter()
+    servers = [FakeServer(url, [5, 6], counter, dead=url == URLS[1]) for url in URLS]
+    pool = module.EnginePool(servers, URLS)
+    try:
+        with pytest.raises(RuntimeError, match=r"engine 1 at http://10\.0\.0\.2:8000 failed"):
+            pool.generate([[1, 2], [3, 4], [5, 6]], SamplingParams(logprobs=True),
+                          ["a", "b", "c"])
+    finally:
+        pool.close()
+
+    def connect(url, *, group_port, timeout):
+        if url == URLS[2]:
+            raise ConnectionError(f"The vLLM server can't be reached at {url}")
+        return FakeServer(url, [5], counter)
+
+    monkeypatch.setattr(module, "connect_engine", connect)
+    with pytest.raises(ConfigError, match=r"engine 2 at http://10\.0\.0\.3:8000 cannot be used"):
+        module.engine_pool(URLS, group_port=51216, timeout=0)
+
+
+def test_a_push_reaches_every_engine_once_per_version():
+    import torch
+
+    from colbench.trainers.online_grpo_vllm import EnginePool
+
+    counter = Counter()
+    servers = [FakeServer(url, [5], counter) for url in URLS]
+    pool = EnginePool(servers, URLS)
+    weights = {"a": torch.ones(2, 3), "b": torch.zeros(4)}
+    walks = []
+
+    def stream():
+        walks.append(1)
+        yield from weights.items()
+
+    pool.push(0, stream)
+    pool.push(0, stream)  # the engines hold version 0 already
+    weights["a"] = weights["a"] * 2
+    pool.push(1, stream)
+    pool.close()
+    assert [[p[1] for p in s.pushes] for s in servers] == [[6.0, 12.0]] * 3
+    assert all(s.pushes[0][0] == ["a", "b"] and s.resets == 2 for s in servers)
+    # A process that does not send walks the parameters as often (collective gathers).
+    other = EnginePool([FakeServer(u, [5], counter) for u in URLS], URLS)
+    walks.clear()
+    other.push(3, stream, sender=False)
+    other.close()
+    assert len(walks) == 1 + 3 and not any(s.pushes for s in other.clients)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"generation": "vllm-server", "vllm_server_base_urls": []},
+     "vllm_server_base_urls is empty"),
+    ({"generation": "vllm-colocate", "overlap": False, "vllm_server_base_urls": URLS[:1]},
+     "only generation=vllm-server.*vllm-colocate"),
+    ({"vllm_server_base_urls": URLS[:1]}, "only generation=vllm-server.*is hf"),
+    ({"generation": "vllm-colocate", "overlap": True}, "vllm-colocate plays in lockstep"),
+    ({"generation": "vllm-server", "vllm_server_base_urls": URLS[:1],
+      "vllm_server_base_url": URLS[1]}, "not both"),
+    ({"generation": "vllm-server", "vllm_server_base_urls": [URLS[0], URLS[0]]},
+     "names http://10.0.0.1:8000 twice"),
+    ({"generation": "vllm-server", "vllm_server_base_urls": ["10.0.0.1:8000"]},
+     "'10.0.0.1:8000' is not an http"),
+])
+def test_bad_server_lists_are_refused(kwargs, message):
+    with pytest.raises(ConfigError, match=message):
+        OnlineGRPOConfig(**kwargs)
+
+
+def test_owned_engines_keep_trls_engine_off():
+    from colbench.trainers.online_grpo_vllm import owned_engine_urls
+
+    several = OnlineGRPOConfig(generation="vllm-server", vllm_server_base_urls=URLS,
+                               overlap=False)
+    overlapped = OnlineGRPOConfig(generation="vllm-server", vllm_server_base_url=URLS[0])
+    lockstep = OnlineGRPOConfig(generation="vllm-server", overlap=False)
+    assert owned_engine_urls(several) == URLS and owned_engine_urls(overlapped) == URLS[:1]
+    assert owned_engine_urls(lockstep) is None
+    # use_vllm off: TRL builds no engine and syncs none before rollout_func.
+    assert grpo_vllm_arguments(several) == {} == grpo_vllm_arguments(overlapped)
+    assert grpo_vllm_arguments(lockstep)["use_vllm"] is True
+
+
+def test_overlapped_rollouts_on_several_servers_stay_within_the_staleness_bound(
+        tiny_llama, tokenizer, tmp_path, monkeypatch):
+    import json
+
+    import trl.generation.vllm_generation  # noqa: F401  (imported before vllm is faked)
+    import trl.trainer.grpo_trainer  # noqa: F401
+
+    from colbench.trainers import online_grpo_trainer, train
+    from colbench.trainers.online_grpo_rollout import STALE_TOKEN
+
+    counter = Counter()
+    completion = tokenizer(ACTION, add_special_tokens=False)["input_ids"] + \
+        [tokenizer.eos_token_id]
+    servers: dict[str, FakeServer] = {}
+
+    def connect(url, *, group_port, timeout):
+        servers[url] = FakeServer(url, completion, counter)
+        servers[url].group_port = group_port
+        return servers[url]
+
+    monkeypatch.setitem(sys.modules, "vllm", types.ModuleType("vllm"))
+    monkeypatch.setattr(online_grpo_vllm, "cuda_available", lambda: True)
+    monkeypatch.setattr(online_grpo_vllm, "connect_engine", connect)
+    batches: list[dict] = []
+    real_class = online_grpo_trainer._grpo_trainer_class
+
+    def recording_class():
+        base = real_class()
+
+        class Recording(base):
+            def _generate_and_score_completions(self, inputs):
+                assert getattr(self, "vllm_generation", None) is None  # TRL holds no engine
+                output = super()._generate_and_score_completions(inputs)
+                batches.append({
+                    "step": self.state.global_step,
+                    "samples": [(s.version, s.staleness) for s in self.online_run.last_samples],
+                    "names": [n for n, _ in self.model.named_parameters()],
+                    "weights": sum(float(v.detach().double().sum())
+                                   for v in self.model.parameters()),
+                    "requests": [self._metrics["train"][f"rollout/engine_requests/{e}"][-1]
+                                 for e in range(len(URLS))],
+                    **{k: output[k].tolist() for k in
+                       ("completion_mask", "tool_mask", "sampling_per_token_logps",
+                        "old_per_token_logps", online_grpo_trainer.PROVENANCE_KEY)}})
+                return output
+
+        return Recording
+
+    monkeypatch.setattr(online_grpo_trainer, "_grpo_trainer_class", recording_class)
+    config = OnlineGRPOConfig(
+        envs=[helpers_env.ENV_ID], split="test", max_steps=4, per_device_train_batch_size=4,
+        num_generations=2, max_new_tokens=8, learning_rate=1e-3, horizon_stages=[2],
+        generation="vllm-server", vllm_server_base_urls=URLS, overlap=True, max_staleness=1,
+        off_policy_tokens="importance")
+    train("online-grpo", model=f"hf:{tiny_llama}", out=tmp_path / "ckpt", config=config)
+
+    engines = [servers[url] for url in URLS]
+    assert [e.group_port for e in engines] == [51216, 51217, 51218]
+    assert all(e.communicator_device is not None for e in engines)
+    # The weights of steps 0, 1 and 2 were pushed to every engine (step 3's would play no
+    # batch), each time every tensor of the policy as it was at that step.
+    assert all(len(e.pushes) == 3 and e.resets == 3 for e in engines)
+    for engine in engines:
+        for version, (names, total) in enumerate(engine.pushes):
+            assert names == batches[version]["names"]
+            assert total == pytest.approx(batches[version]["weights"])
+    # Which push each generated prompt saw, found from its log-probabilities.
+    held = {number: pushes - 1 for e in engines for number, pushes in e.generated}
+    assert len(batches) == 4
+    for batch in batches:
+        step = batch["step"]
+        assert sum(batch["requests"]) == 4 * 2  # 4 episodes of 2 turns
+        for row, (version, staleness) in enumerate(batch["samples"]):
+            assert staleness == step - version and 0 <= staleness <= 1
+            mask = [m * e for m, e in zip(batch["completion_mask"][row], batch["tool_mask"][row],
+                                          strict=True)]
+            trained = [(lp, old, code) for lp, old, code, m in zip(
+                batch["sampling_per_token_logps"][row], batch["old_per_token_logps"][row],
+                batch[online_grpo_trainer.PROVENANCE_KEY][row], mask, strict=True) if m]
+            assert trained
+            for lp, old, code in trained:
+                # (a turn's positions shift its values by under 0.01, the prompts' spacing)
+                number = min(held, key=lambda n: abs(FakeServer.logprob(n, 0) - lp))
+                assert held[number] == version  # played on the weights it is recorded with
+                assert old == pytest.approx(lp)  # the ratio is taken against the engine's
+                assert code == (STALE_TOKEN if staleness else 0)
+    assert [b["samples"][0][1] for b in batches] == [0, 1, 1, 1]
+    assert all(e.prompts for e in engines)
+    # A second turn went to the engine of its first: its prompt extends one sent there.
+    every = [p for e in engines for p in e.prompts]
+    seconds = 0
+    for engine in engines:
+        for prompt in engine.prompts:
+            if any(len(q) < len(prompt) and prompt[:len(q)] == q for q in every):
+                seconds += 1
+                assert any(len(q) < len(prompt) and prompt[:len(q)] == q
+                           for q in engine.prompts), engine.url
+    assert seconds == len(every) // 2
+    rows = [json.loads(line) for folder in sorted((tmp_path / "ckpt" / "rollouts").glob("step-*"))
+            for line in (folder / "samples.jsonl").read_text().splitlines()]
+    assert [(r["version"], r["staleness"]) for r in rows] == \
+        [s for b in batches for s in b["samples"]]
