@@ -53,6 +53,11 @@ class BabyAIReplay(EnvReplay):
     ----------
     sandbox : object or None
         Handed to every replay by a server; ignored, since no code runs.
+    workers : int
+        How many episodes are replayed at once, each in an env of its own. One by default:
+        a replay is milliseconds of Python, which more threads under one interpreter would
+        not speed up. More are safe (minigrid's level-generation lines are logged, not
+        printed through a swapped ``sys.stdout``), and a server's own thread count wins.
     """
 
     checked_metrics: ClassVar[tuple[str, ...]] = (
@@ -70,15 +75,9 @@ class BabyAIReplay(EnvReplay):
     NOT_ENDED = ("{where}: the transcript stops after turn {turn} but the level's episode "
                  "goes on")
 
-    def __init__(self, sandbox: object = None) -> None:
+    def __init__(self, sandbox: object = None, *, workers: int = 1) -> None:
         del sandbox  # no untrusted code runs in a BabyAI replay
-
-    @property
-    def workers(self) -> int:
-        # One: a replay takes milliseconds, and BabyAIEnv silences level generation with
-        # contextlib.redirect_stdout, which swaps the process-wide sys.stdout and can leave
-        # it swapped when two threads do it at once.
-        return 1
+        super().__init__(workers=workers)
 
     def env_key(self, task: Task, record: EpisodeRecord, run: RunFacts) -> str:
         # A level plays the same for every run of one protocol; protocols play differently.

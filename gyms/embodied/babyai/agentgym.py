@@ -450,29 +450,30 @@ class AgentGymOracle:
     def _remaining(self, game: AgentGymBabyAI, primitives: list[int]) -> int:
         """How many primitives a fresh bot needs after the env ran ``primitives`` (as
         AgentGym runs a macro: stopping at one that leaves the view unchanged); a large
-        number where the bot cannot finish from there, or gave up (see the class)."""
-        import contextlib
+        number where the bot cannot finish from there, or gave up (see the class).
+
+        Nothing here prints: a rollout copies a level and steps it, and only level
+        generation prints, which the env turned into debug logging (``env._minigrid``), so
+        the process-wide ``sys.stdout`` is left alone for other threads."""
         import copy
-        import io
 
         failed = self.LOOKAHEAD * 2
-        with contextlib.redirect_stdout(io.StringIO()):
-            sim_env = copy.deepcopy(game.env)
-            try:
-                _, reward, done, _ = run_macro(sim_env, game.image, primitives)
-                if done:
-                    return 0 if reward > 0.5 else failed
-                bot = bounded_bot(sim_env, self.ROLLOUT_MAX_STATES, self.ROLLOUT_SECONDS)
-                suggestion = bot.replan()
-                for used in range(self.LOOKAHEAD):
-                    if int(suggestion) > TOGGLE:
-                        return failed
-                    _, reward, terminated, _, _ = sim_env.step(suggestion)
-                    if terminated:
-                        return used + 1 if reward > 0.5 else failed
-                    suggestion = bot.replan(suggestion)
-            except Exception:  # noqa: BLE001  (the bot gives up on some layouts, or we do)
-                pass
+        sim_env = copy.deepcopy(game.env)
+        try:
+            _, reward, done, _ = run_macro(sim_env, game.image, primitives)
+            if done:
+                return 0 if reward > 0.5 else failed
+            bot = bounded_bot(sim_env, self.ROLLOUT_MAX_STATES, self.ROLLOUT_SECONDS)
+            suggestion = bot.replan()
+            for used in range(self.LOOKAHEAD):
+                if int(suggestion) > TOGGLE:
+                    return failed
+                _, reward, terminated, _, _ = sim_env.step(suggestion)
+                if terminated:
+                    return used + 1 if reward > 0.5 else failed
+                suggestion = bot.replan(suggestion)
+        except Exception:  # noqa: BLE001  (the bot gives up on some layouts, or we do)
+            pass
         return failed
 
     def next_action(self) -> str:

@@ -163,3 +163,26 @@ def test_a_bounded_bot_gives_up_once_its_states_are_spent() -> None:
     roomy = agentgym.bounded_bot(made.view.env, 10_000, 60.0)
     assert isinstance(int(roomy.replan()), int)
     made.close()
+
+
+def test_the_oracle_leaves_stdout_to_other_threads_while_it_plans(monkeypatch, capsys) -> None:
+    # The oracle's rollouts swapped the process-wide sys.stdout for a buffer (to hide
+    # minigrid's level-generation lines, which the env now logs instead): a line another
+    # thread printed meanwhile, another episode's or the progress bar's, was lost.
+    import threading
+
+    made = BabyAIEnv(split="0-0", protocol="agentgym")
+    made.reset(options={"task_id": agentgym.task_id(0)})
+    original = agentgym.run_macro
+
+    def run_macro_while_another_thread_prints(*args, **kwargs):
+        printer = threading.Thread(target=print, args=("printed by another thread",))
+        printer.start()
+        printer.join()
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(agentgym, "run_macro", run_macro_while_another_thread_prints)
+    action = made.scripted_agent("oracle").act([])
+    made.close()
+    assert "Action:" in action
+    assert "printed by another thread" in capsys.readouterr().out

@@ -64,6 +64,28 @@ def test_honest_babyai_records_replay_clean(babyai) -> None:
     replay.release()
 
 
+def test_babyai_records_replay_clean_from_several_threads_at_once(babyai) -> None:
+    # Replays ran one at a time because level generation once swapped sys.stdout; it logs
+    # now, so a replay may run several episodes at once, each in an env of its own.
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    tasks, honest, failing = babyai
+    replay = BabyAIReplay(workers=4)
+    assert replay.workers == 4 and BabyAIReplay().workers == 1
+    run = RunFacts(env=BABYAI, split="test")
+    records = [*honest, failing] * 4
+    stdout = sys.stdout
+    with ThreadPoolExecutor(replay.workers) as pool:
+        results = list(pool.map(lambda r: replay.check(tasks.get(r.task_id), r, run),
+                                records))
+    replay.release()
+    assert sys.stdout is stdout
+    for record, result in zip(records, results, strict=True):
+        assert result.problems == []
+        assert result.metrics == record.metrics
+
+
 @pytest.mark.parametrize("kind", FORGERY_KINDS)
 def test_every_babyai_forgery_is_named(babyai, kind: str) -> None:
     tasks, honest, failing = babyai
