@@ -22,6 +22,13 @@ check on the real engine. It prints each step's mean reward and success as it go
   TRL's ``sampling/sampling_logp_difference/mean`` when TRL logged it (only with
   ``off_policy_tokens`` train or mask, where TRL's own vLLM correction stays on).
 
+Several servers (``--server-urls URL1,URL2``, server mode): each URL a ``trl vllm-serve``
+server of the same model, started beforehand (with its weight-update endpoint, as TRL's server
+mode needs). colbench then drives them itself (``vllm_server_base_urls``): it spreads the
+episodes over the engines, pushes each step's weights into every one, and with ``--overlap``
+plays the next batch while the step trains (``--max-staleness``, default 1). The report adds
+per step the requests each engine served and the samples' largest staleness.
+
 Model: ``--model PATH`` (a local Llama or Qwen2 checkpoint; nothing is downloaded), or by
 default a tiny random Llama built on the spot by ``colbench.models.tiny`` with head size 64,
 which vLLM's attention kernels accept.
@@ -32,6 +39,9 @@ Usage (GPU machine, ``pip install 'colbench[gpu,train]'``)::
     python benchmarks/gpu/online_grpo_vllm_gpu.py --out /tmp/textcraft_0p5b \
         --model /models/Qwen2.5-0.5B-Instruct --steps 20 --groups 8 --turns 8 \
         --split train --max-new-tokens 64 --learning-rate 1e-6
+    python benchmarks/gpu/online_grpo_vllm_gpu.py --out /tmp/online_grpo_servers \
+        --model /models/Qwen2.5-0.5B-Instruct \
+        --server-urls http://127.0.0.1:8000,http://127.0.0.1:8001 --overlap --steps 4
 
 Without a GPU or vLLM it stops at once, with one line naming what is missing.
 """
@@ -60,9 +70,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--model", help="a local checkpoint folder (default: a tiny random "
                                         "Llama built here)")
     parser.add_argument("--env", default="colbench/TextCraft-v0", help="env to play")
-    parser.add_argument("--mode", default="vllm-colocate",
-                        choices=["vllm-colocate", "vllm-server"],
-                        help="TRL's vLLM mode (server needs 'trl vllm-serve' running)")
+    parser.add_argument("--mode", default=None, choices=["vllm-colocate", "vllm-server"],
+                        help="TRL's vLLM mode (server needs 'trl vllm-serve' running; "
+                             "default: vllm-server with --server-urls, else vllm-colocate)")
+    parser.add_argument("--server-urls", default=None,
+                        help="several 'trl vllm-serve' servers, URL1,URL2 (server mode)")
+    parser.add_argument("--overlap", action="store_true",
+                        help="server mode: play the next batch while the step trains")
+    parser.add_argument("--max-staleness", type=int, default=1,
+                        help="with --overlap: most steps a batch's weights may lag")
     parser.add_argument("--gpu-memory-utilization", type=float, default=0.3)
     parser.add_argument("--max-new-tokens", type=int, default=32)
     parser.add_argument("--steps", type=int, default=2, help="training steps")
@@ -72,9 +88,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--split", default="test", help="the env's split to draw tasks from")
     parser.add_argument("--learning-rate", type=float, default=1e-5)
     args = parser.parse_args(argv)
-    for name in ("steps", "groups", "turns"):
+    for name in ("steps", "groups", "turns", "max_staleness"):
         if getattr(args, name) < 1:
-            parser.error(f"--{name} must be at least 1")
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    args.server_urls = [u for u in (args.server_urls or "").split(",") if u] or None
+    if args.mode is None:
+        args.mode = "vllm-server" if args.server_urls or args.overlap else "vllm-colocate"
+    if args.mode == "vllm-colocate" and (args.server_urls or args.overlap):
+        parser.error("--server-urls and --overlap are for --mode vllm-server")
     return args
 
 
@@ -97,7 +118,9 @@ def step_report(out: Path) -> list[dict[str, Any]]:
                       "reward_mean": round(sum(rewards) / len(rewards), 4) if rewards else None,
                       "turns": sum(sum(r["policies"].values()) for r in rows),
                       "retokenised": sum(r["retokenised_turns"] for r in rows),
-                      "dropped": sum(bool(r["dropped"]) for r in rows)})
+                      "dropped": sum(bool(r["dropped"]) for r in rows),
+                      "staleness_max": max((int(r.get("staleness", 0)) for r in rows),
+                                           default=0)})
     return steps
 
 
@@ -128,8 +151,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = OnlineGRPOConfig(
         envs=[args.env], split=args.split, num_tasks=max(4, args.groups),
         max_steps=args.steps, per_device_train_batch_size=episodes, num_generations=2,
-        max_new_tokens=args.max_new_tokens, learning_rate=args.learning_rate, overlap=False,
-        horizon_stages=[args.turns], generation=args.mode,
+        max_new_tokens=args.max_new_tokens, learning_rate=args.learning_rate,
+        overlap=args.overlap, max_staleness=args.max_staleness,
+        vllm_server_base_urls=args.server_urls, horizon_stages=[args.turns],
+        generation=args.mode,
         vllm_gpu_memory_utilization=args.gpu_memory_utilization, concurrency=episodes,
         save_steps=args.steps, report_to=["none"])
     started = time.perf_counter()
@@ -146,11 +171,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                 "sampling/sampling_logp_difference/mean"),
         "rollouts": str(result.artefacts.get("rollouts")),
     }
+    if args.server_urls:  # per engine, the requests it served at each step
+        report["engine_requests"] = {
+            url: logged(args.out / "ckpt", f"rollout/engine_requests/{index}")
+            for index, url in enumerate(args.server_urls)}
     (args.out / "online_grpo_vllm.json").write_text(json.dumps(report, indent=2, default=str))
     print(json.dumps(report, indent=2, default=str))
     for step in report["steps"]:
         print(f"{step['step']}: mean reward {step['reward_mean']}, {step['episodes']} "
-              f"episodes, {step['turns']} turns")
+              f"episodes, {step['turns']} turns, staleness at most {step['staleness_max']}")
     ok = result.metrics.get("steps") == args.steps and \
         all(s["episodes"] == episodes for s in report["steps"])
     print("online_grpo_vllm_gpu:", "ok" if ok else "FAILED: see the report above")

@@ -400,6 +400,12 @@ def test_gpu_script_stops_with_one_line_without_vllm(tmp_path, monkeypatch, caps
     assert args.steps == 2 and args.groups == 2 and args.turns == 2
     with pytest.raises(SystemExit):
         script.parse_args(["--out", "x", "--steps", "0"])
+    several = script.parse_args(["--out", "x", "--server-urls", f"{URLS[0]},{URLS[1]}",
+                                 "--overlap"])
+    assert several.mode == "vllm-server" and several.server_urls == URLS[:2]
+    assert several.overlap and several.max_staleness == 1
+    with pytest.raises(SystemExit):  # a URL list is for server mode
+        script.parse_args(["--out", "x", "--mode", "vllm-colocate", "--server-urls", URLS[0]])
 
 
 def test_gpu_script_reports_steps_from_the_samples(tmp_path):
@@ -415,7 +421,8 @@ def test_gpu_script_reports_steps_from_the_samples(tmp_path):
     (folder / "samples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert script.step_report(tmp_path) == [{"step": "step-000001", "episodes": 2,
                                              "reward_mean": 0.5, "turns": 3,
-                                             "retokenised": 1, "dropped": 1}]
+                                             "retokenised": 1, "dropped": 1,
+                                             "staleness_max": 0}]
     (tmp_path / "checkpoint-2").mkdir()
     (tmp_path / "checkpoint-2" / "trainer_state.json").write_text(json.dumps(
         {"log_history": [{"sampling/sampling_logp_difference/mean": 0.02}, {"loss": 1.0}]}))
