@@ -1,9 +1,9 @@
 """What the server knows about each env it ranks: its copy of every split's task set, the
-env's version and turn budget, and how to replay an episode to re-check it.
+env's version, turn budget and message structure, and how to replay an episode to re-check it.
 
 :class:`SuiteCatalog` resolves an env id to a :class:`Suite` through colbench's registries
 only, so the leaderboard imports no suite: the env registry gives the env (its splits, and its
-task set, version and turn budget, read from an instance made once per split), the
+task set, version, turn budget and message structure, read from an instance made once per split), the
 ``replays`` registry gives the suite's own :class:`~colbench.replay.Replay` (by env id, or by
 the id's env family). A suite with no replay is checked for consistency only: its
 per-episode metrics are summed, not recomputed, and its runs are listed as self-reported.
@@ -48,6 +48,9 @@ class Suite:
     #: The turn budget of each named protocol whose split was loaded (the default
     #: protocol's is :attr:`max_turns`).
     protocol_budgets: dict[str, int | None] = field(default_factory=dict)
+    #: The chat structure of each protocol whose split was loaded (``system`` or
+    #: ``instruction-turn``), as the server's own protocol object says.
+    message_structures: dict[str, str] = field(default_factory=dict)
 
     def turn_budget(self, protocol: str = DEFAULT_PROTOCOL) -> int | None:
         """The most turns an episode under ``protocol`` may take (None: none stated).
@@ -60,6 +63,17 @@ class Suite:
         if protocol == DEFAULT_PROTOCOL:
             return self.max_turns
         return self.protocol_budgets.get(protocol)
+
+    def message_structure(self, protocol: str = DEFAULT_PROTOCOL) -> str | None:
+        """How an episode under ``protocol`` opens its chat, as the server's env plays it
+        (None: not stated, e.g. by a suite an operator wrote by hand).
+
+        Parameters
+        ----------
+        protocol:
+            The run's protocol.
+        """
+        return self.message_structures.get(protocol)
 
     def tasks(self, split: str, protocol: str = DEFAULT_PROTOCOL) -> TaskSet:
         """The server's tasks of ``split`` under ``protocol``; a ConfigError where the suite
@@ -149,6 +163,11 @@ def _registered_suite(env_id: str, sandbox: Any = None) -> Suite | None:
                 suite.max_turns = budget
             else:
                 suite.protocol_budgets[protocol] = budget
+            # The server's protocol object's, never the upload's word for it.
+            structure = getattr(getattr(inner, "protocol_spec", None), "message_structure",
+                                None)
+            if isinstance(structure, str):
+                suite.message_structures[protocol] = structure
             return inner.tasks
         finally:
             env.close()

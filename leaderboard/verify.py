@@ -10,7 +10,8 @@ through an ordered list of named checks (:func:`checks_for`), each a small funct
 2. ``records``: one record per (task, trial), every task present, errored episodes within
    what the server accepts;
 3. ``versions``, ``split`` (a whole split, where the server asks for it), ``turn_budget``,
-   ``message_structure`` (every record's chat structure is the run's protocol's);
+   ``message_structure`` (every record's chat structure is the one the server's env
+   plays the run's protocol with);
 4. ``aggregates``: every aggregate, recomputed from the records the way the runner computes
    it (the summary's own totals are only compared, never used);
 5. the suite's own checks, which its replay decides (found by env id in the ``replays``
@@ -281,17 +282,19 @@ def _turn_budget(context: RunContext) -> Finding:
 
 
 def _message_structure(context: RunContext) -> Finding:
-    # Records from before the field existed read as "system", and so do summaries without
-    # protocol settings: an older colbench-protocol run is all "system" on both sides.
-    expected = str((context.summary.protocol_settings or {}).get("message_structure")
-                   or "system")
+    # The server's own protocol's structure, not the summary's protocol settings: those are
+    # the upload's word, and an upload could say whatever its records hold. Records from
+    # before the field existed read as "system", as an older colbench-protocol run was.
+    expected = context.suite.message_structure(context.summary.protocol)
+    if expected is None:
+        return found([], "the env states no message structure")
     problems = []
     other = [r for r in context.run.records if r.message_structure != expected]
     if other:
         first = other[0]
         problems.append(f"{len(other)} episode(s) were played with the message structure "
-                        f"{first.message_structure!r}, but the run's protocol settings "
-                        f"say {expected!r}{context.under}: first {_episode_key(first.key)}")
+                        f"{first.message_structure!r}, but the server's env opens every chat "
+                        f"with {expected!r}{context.under}: first {_episode_key(first.key)}")
     return found(problems, f"every episode's chat is {expected!r}")
 
 

