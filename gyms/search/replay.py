@@ -12,7 +12,10 @@ one written without searching disagrees with the env somewhere.
 
 A run made with another ``top_k`` than the default (5) is replayed with its own: every
 step's ``info`` records it (records written before that replay with the default); the value
-is only a claim, which the re-stepped result lists then confirm or refute. An episode over a user's own corpus (``--protocol agentgym`` with
+is only a claim, which the re-stepped result lists then confirm or refute. Such an episode
+is still named a problem, as one over the turn budget is: a board (env, split, protocol)
+compares runs at the default, and more results per search make every question easier, so
+the run is listed with the server's figures but not verified. An episode over a user's own corpus (``--protocol agentgym`` with
 ``corpus=`` or ``retriever=``) names no world seed: the server has no such corpus, so it
 says so and scores the episode 0 rather than trusting the record. Cost: the world and its index are made once per process (about a second
 each); a replay is about a millisecond per search.
@@ -78,7 +81,13 @@ class DeepSearchReplay(EnvReplay):
             return ReplayResult(self.failed_metrics(task, record), [
                 f"task {task.id}: asked over a user's own corpus (no world seed), which the "
                 "server cannot rebuild; not replayed"])
-        return super().check(task, record, run)
+        result = super().check(task, record, run)
+        top_k = recorded_top_k(record)
+        if top_k != DEFAULT_TOP_K:
+            result.problems.append(
+                f"{record.task_id} trial {record.trial}: played with top_k={top_k} results "
+                f"per search; runs are compared at the default {DEFAULT_TOP_K}")
+        return result
 
     def make_env(self, task: Task, record: EpisodeRecord, run: RunFacts) -> DeepSearchEnv:
         return DeepSearchEnv(tasks=TaskSet(f"replay-{task.id}", [task]), protocol=run.protocol,

@@ -87,8 +87,11 @@ def test_a_forged_answer_is_rescored(task, records) -> None:
 
 
 
-def test_a_run_with_its_own_top_k_replays_with_it_and_a_changed_claim_is_caught(
+def test_a_run_with_its_own_top_k_replays_with_it_but_is_not_verified_and_a_changed_claim_is_caught(
         tmp_path) -> None:
+    # A board is one env, split and protocol: a top_k=50 run (every search shows ten times
+    # the results) was verified and ranked beside default runs. It replays with its own
+    # top_k, and the replay says it was not played at the default (it said nothing).
     from colbench.models.base import SamplingParams
     from colbench.rundir import read_episodes
     from colbench.runner import EvalConfig, evaluate
@@ -101,7 +104,10 @@ def test_a_run_with_its_own_top_k_replays_with_it_and_a_changed_claim_is_caught(
     for record in records:
         assert record.metrics["success"] is True
         assert record.turns[0].next_observation.count("\n") == 3  # three results shown
-        assert DeepSearchReplay().check(tasks[record.task_id], record, RUN).problems == []
+        result = DeepSearchReplay().check(tasks[record.task_id], record, RUN)
+        assert result.metrics["success"] is True
+        assert result.problems == [f"{record.task_id} trial 0: played with top_k=3 results per "
+                                   "search; runs are compared at the default 5"]
     # The same episode claiming the default: the replay's lists have five results.
     record = records[0]
     claimed = record.model_copy(update={"turns": [
