@@ -6,9 +6,10 @@ onto ``use_vllm``, ``vllm_mode`` and the rest) and keeps it at ``trainer.vllm_ge
 ``vllm.LLM`` at ``.llm`` in colocate mode, a ``trl.generation.vllm_client.VLLMClient`` at
 ``.vllm_client`` in server mode (``trl vllm-serve`` must be running). Before each step's
 ``rollout_func`` TRL pushes the policy's current weights into it (``sync_weights()``, at most
-once per optimiser step): colbench does not sync on its own, so the engine holds exactly the
-weights TRL would generate with. The rollouts therefore play in lockstep (``overlap`` off):
-one engine cannot be reloaded while it is still generating the next batch.
+once per optimiser step): colbench does not sync TRL's engine on its own, so it holds exactly
+the weights TRL would generate with. On TRL's engine the rollouts therefore play in lockstep
+(``overlap`` off): it cannot be reloaded while it is still generating the next batch (servers
+colbench owns overlap: see below).
 
 :class:`TRLVLLMChatModel` is the chat model the rollout's ``current`` policy plays with:
 

@@ -241,11 +241,31 @@ def test_without_vllm_or_without_cuda_the_error_says_which(monkeypatch):
 
 # -- end to end through TRL's GRPOTrainer ------------------------------------------------------
 
+def record_batches(monkeypatch, describe):
+    """Each batch TRL's trainer builds, as ``describe(trainer, output)`` says it, in order."""
+    from colbench.trainers import online_grpo_trainer
+
+    batches: list[dict] = []
+    real_class = online_grpo_trainer._grpo_trainer_class
+
+    def recording_class():
+        class Recording(real_class()):
+            def _generate_and_score_completions(self, inputs):
+                output = super()._generate_and_score_completions(inputs)
+                batches.append(describe(self, output))
+                return output
+
+        return Recording
+
+    monkeypatch.setattr(online_grpo_trainer, "_grpo_trainer_class", recording_class)
+    return batches
+
+
 def test_rollouts_on_trls_engine_reach_the_batch_exactly(tiny_llama, tokenizer, tmp_path,
                                                          monkeypatch):
     import trl.trainer.grpo_trainer as grpo_module
 
-    from colbench.trainers import online_grpo_trainer, train
+    from colbench.trainers import train
 
     events: list[str] = []
     assert tokenizer.bos_token_id is not None
@@ -269,24 +289,10 @@ def test_rollouts_on_trls_engine_reach_the_batch_exactly(tiny_llama, tokenizer, 
     monkeypatch.setattr(online_grpo_vllm, "cuda_available", lambda: True)
     monkeypatch.setattr(grpo_module, "VLLMGeneration", FakeVLLMGeneration)
 
-    batches: list[dict] = []
-    real_class = online_grpo_trainer._grpo_trainer_class
-
-    def recording_class():
-        base = real_class()
-
-        class Recording(base):
-            def _generate_and_score_completions(self, inputs):
-                output = super()._generate_and_score_completions(inputs)
-                batches.append({"generated": len(llm.generated),
-                                **{k: output[k].tolist() for k in
-                                   ("completion_ids", "completion_mask", "tool_mask",
-                                    "sampling_per_token_logps") if k in output}})
-                return output
-
-        return Recording
-
-    monkeypatch.setattr(online_grpo_trainer, "_grpo_trainer_class", recording_class)
+    batches = record_batches(monkeypatch, lambda trainer, output: {
+        "generated": len(llm.generated),
+        **{k: output[k].tolist() for k in ("completion_ids", "completion_mask", "tool_mask",
+                                           "sampling_per_token_logps") if k in output}})
     config = OnlineGRPOConfig(
         envs=[helpers_env.ENV_ID], split="test", max_steps=2, per_device_train_batch_size=4,
         num_generations=2, max_new_tokens=8, learning_rate=1e-3, overlap=False,
@@ -666,32 +672,17 @@ def test_overlapped_rollouts_on_several_servers_stay_within_the_staleness_bound(
     monkeypatch.setitem(sys.modules, "vllm", types.ModuleType("vllm"))
     monkeypatch.setattr(online_grpo_vllm, "cuda_available", lambda: True)
     monkeypatch.setattr(online_grpo_vllm, "connect_engine", connect)
-    batches: list[dict] = []
-    real_class = online_grpo_trainer._grpo_trainer_class
-
-    def recording_class():
-        base = real_class()
-
-        class Recording(base):
-            def _generate_and_score_completions(self, inputs):
-                assert getattr(self, "vllm_generation", None) is None  # TRL holds no engine
-                output = super()._generate_and_score_completions(inputs)
-                batches.append({
-                    "step": self.state.global_step,
-                    "samples": [(s.version, s.staleness) for s in self.online_run.last_samples],
-                    "names": [n for n, _ in self.model.named_parameters()],
-                    "weights": sum(float(v.detach().double().sum())
-                                   for v in self.model.parameters()),
-                    "requests": [self._metrics["train"][f"rollout/engine_requests/{e}"][-1]
-                                 for e in range(len(URLS))],
-                    **{k: output[k].tolist() for k in
-                       ("completion_mask", "tool_mask", "sampling_per_token_logps",
-                        "old_per_token_logps", online_grpo_trainer.PROVENANCE_KEY)}})
-                return output
-
-        return Recording
-
-    monkeypatch.setattr(online_grpo_trainer, "_grpo_trainer_class", recording_class)
+    batches = record_batches(monkeypatch, lambda trainer, output: {
+        "trl_engine": getattr(trainer, "vllm_generation", None),
+        "step": trainer.state.global_step,
+        "samples": [(s.version, s.staleness) for s in trainer.online_run.last_samples],
+        "names": [n for n, _ in trainer.model.named_parameters()],
+        "weights": sum(float(v.detach().double().sum()) for v in trainer.model.parameters()),
+        "requests": [trainer._metrics["train"][f"rollout/engine_requests/{e}"][-1]
+                     for e in range(len(URLS))],
+        **{k: output[k].tolist() for k in ("completion_mask", "tool_mask",
+                                           "sampling_per_token_logps", "old_per_token_logps",
+                                           online_grpo_trainer.PROVENANCE_KEY)}})
     config = OnlineGRPOConfig(
         envs=[helpers_env.ENV_ID], split="test", max_steps=4, per_device_train_batch_size=4,
         num_generations=2, max_new_tokens=8, learning_rate=1e-3, horizon_stages=[2],
@@ -713,6 +704,7 @@ def test_overlapped_rollouts_on_several_servers_stay_within_the_staleness_bound(
     held = {number: pushes - 1 for e in engines for number, pushes in e.generated}
     assert len(batches) == 4
     for batch in batches:
+        assert batch["trl_engine"] is None  # TRL built no engine (and synced none)
         step = batch["step"]
         assert sum(batch["requests"]) == 4 * 2  # 4 episodes of 2 turns
         for row, (version, staleness) in enumerate(batch["samples"]):
