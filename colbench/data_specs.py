@@ -17,9 +17,11 @@ looked up in a registry (a miss is an error naming it), so it is always accepted
   :data:`IMPORTS_NAMED_CODE`), and without ``trust_remote_code`` switched on (with it,
   ``hf:``/``vllm:`` run Python shipped with the checkpoint; without it they load weights,
   which are data: safetensors, or ``torch.load`` restricted to tensors);
-- a **simulator**: ``NAME:ARGUMENT`` for a registered ``NAME`` (with or without its suite's
-  prefix) whose argument is a value as below (``sweet-rl:SPEC``, ``backend/model:SPEC`` take
-  a model spec), or a model spec as above (bare or after ``model:``);
+- a **simulator**, read by the simulators' own grammar
+  (:func:`colbench.simulators.parse_simulator_spec`, for no suite in particular):
+  ``NAME:ARGUMENT`` for a registered ``NAME`` (with or without its suite's prefix) whose
+  argument is a value as below (``sweet-rl:SPEC`` takes a model spec), or a suite's model
+  kind given a model spec as above (bare, after ``model:`` or after ``SUITE/model:``);
 - a **scorer**: ``NAME:ARGUMENT`` for a registered ``NAME`` whose argument is a value as
   below (``clip:PATH_OR_HUB_ID``: weights);
 - any other **value** (an env option the core knows nothing about): anything but a model
@@ -134,23 +136,22 @@ def _model_refusal(text: str) -> str | None:
     return None
 
 
-def _registered_simulator(name: str) -> bool:
-    return any(known == name or known.endswith(f"/{name}")
-               for known in registry.simulators.names())
-
-
 def _simulator_refusal(text: str) -> str | None:
-    if text.startswith("model:"):
-        return _model_refusal(text[len("model:"):].strip())
-    if _registered_simulator(text):
+    # Read by the simulators' own grammar (one owner), for no suite in particular.
+    from colbench.simulators import MODEL, parse_simulator_spec
+
+    try:
+        parsed = parse_simulator_spec(text, suite=None)
+    except ConfigError as exc:
+        return str(exc)
+    if parsed.name is None:
+        return "a module:Class path imports code"
+    if parsed.argument is None:
         return None
-    kind, _, argument = text.partition(":")
-    if kind in registry.models:
-        return _model_refusal(text)
-    if kind != "model" and _registered_simulator(kind):
-        # The argument may itself be a model spec (backend/model:SPEC, sweet-rl:SPEC).
-        return _value_refusal(argument.strip())
-    return "a module:Class path imports code"
+    if parsed.name.rpartition("/")[2] == MODEL:  # a model kind, given a model spec
+        return _model_refusal(parsed.argument.strip())
+    # Another simulator's argument may itself be a model spec (sweet-rl:SPEC).
+    return _value_refusal(parsed.argument.strip())
 
 
 def _scorer_refusal(text: str) -> str | None:

@@ -154,8 +154,13 @@ def default_simulator(suite: str) -> str:
     return f"{suite}/{BUILTIN}"
 
 
-def _registered(name: str, suite: str, text: str) -> str | None:
-    """The registered simulator ``name`` means for ``suite`` (prefixed first), or None."""
+def _registered(name: str, suite: str | None, text: str) -> str | None:
+    """The registered simulator ``name`` means for ``suite`` (prefixed first), or None; with
+    no suite, the one of that name or of any suite's prefix and that name."""
+    if suite is None:
+        return name if name in registry.simulators else next(
+            (known for known in registry.simulators.names() if known.endswith(f"/{name}")),
+            None)
     owner, slash, _ = name.partition("/")
     if slash and owner != suite and name in registry.simulators:
         raise ConfigError(f"simulator {text!r} belongs to the {owner} suite, not to {suite}")
@@ -163,10 +168,12 @@ def _registered(name: str, suite: str, text: str) -> str | None:
                  if known in registry.simulators), None)
 
 
-def _model_kind(suite: str, model_spec: str, text: str) -> SimulatorSpec:
+def _model_kind(suite: str | None, model_spec: str, text: str) -> SimulatorSpec:
     if not model_spec:
         raise ConfigError(f"simulator spec {text!r} names no model; use e.g. "
                           "'model:openai:gpt-4o'")
+    if suite is None:
+        return SimulatorSpec(text, MODEL, model_spec)
     name = f"{suite}/{MODEL}"
     if name not in registry.simulators:
         raise ConfigError(f"simulator {text!r}: the {suite} suite has no model-backed "
@@ -174,7 +181,7 @@ def _model_kind(suite: str, model_spec: str, text: str) -> SimulatorSpec:
     return SimulatorSpec(text, name, model_spec)
 
 
-def parse_simulator_spec(spec: str | None, *, suite: str) -> SimulatorSpec:
+def parse_simulator_spec(spec: str | None, *, suite: str | None) -> SimulatorSpec:
     """What ``spec`` names for ``suite``: a registered simulator and its argument, or a
     ``module:Class`` path (``name`` None). Nothing is imported or built.
 
@@ -183,12 +190,18 @@ def parse_simulator_spec(spec: str | None, *, suite: str) -> SimulatorSpec:
     spec:
         The spec (see the module docstring); None or blank: the suite's default.
     suite:
-        The suite that asks.
+        The suite that asks; None for a reader that knows no suite
+        (:mod:`colbench.data_specs`): the spec is read by the same grammar, a name matches
+        any suite's simulator, and a model kind is named plain ``model`` (which suite's
+        is not known), so the reader learns what the spec names, not whether one suite has it.
 
     Raises :class:`ConfigError` naming the spec when it names nothing of ``suite``'s.
     """
     text = (spec or "").strip()
     if not text:
+        if suite is None:
+            raise ConfigError("no simulator spec: it names a suite's default, and no suite "
+                              "was given")
         return SimulatorSpec(text, default_simulator(suite))
     if text == MODEL or text.startswith(_MODEL_PREFIX):
         return _model_kind(suite, text[len(_MODEL_PREFIX):].strip(), text)
@@ -197,7 +210,8 @@ def parse_simulator_spec(spec: str | None, *, suite: str) -> SimulatorSpec:
         return SimulatorSpec(text, name)
     kind, sep, argument = text.partition(":")
     if not sep:
-        known = [n for n in registry.simulators.names() if n.startswith(f"{suite}/")]
+        known = [n for n in registry.simulators.names()
+                 if suite is None or n.startswith(f"{suite}/")]
         listing = ", ".join([BUILTIN, "model:SPEC", *known])
         raise ConfigError(f"unknown simulator {text!r} for the {suite} suite (known: "
                           f"{listing}, a model spec or module:Class)")

@@ -152,3 +152,23 @@ def test_replay_says_which_recorded_specs_name_code(tmp_path):
     assert RunFacts(env=BACKEND, simulator="builtin", scorer="perceptual").code_named() is None
     assert honest.code_named() is not None
     assert not planted.ran()
+
+
+@pytest.mark.parametrize("same", [
+    # Each group: spellings the simulators' grammar reads as one simulator and argument.
+    ("model:gpt-4o", "backend/model:gpt-4o"),
+    ("model:openai:gpt-4o", "backend/model:openai:gpt-4o", "openai:gpt-4o"),
+    ("model:python:/tmp/x.py:reply", "backend/model:python:/tmp/x.py:reply",
+     "python:/tmp/x.py:reply"),
+])
+def test_a_simulator_spec_is_judged_as_the_simulators_grammar_reads_it(same):
+    # data_specs kept a second copy of the grammar, in which the suite's model kind with
+    # its prefix took a value and without it a model spec: 'backend/model:gpt-4o' was
+    # accepted and 'model:gpt-4o' refused, though both name the backend's model kind.
+    from colbench.simulators import parse_simulator_spec
+
+    read = {(parse_simulator_spec(spec, suite="backend").name,
+             parse_simulator_spec(spec, suite="backend").argument) for spec in same}
+    assert len(read) == 1, read
+    verdicts = {spec: spec_refusal(spec, "simulator") is None for spec in same}
+    assert len(set(verdicts.values())) == 1, verdicts
