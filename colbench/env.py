@@ -193,6 +193,13 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         if len(tasks) == 0:
             raise ConfigError(f"{type(self).__name__}: the task set {tasks.name!r} is empty")
         self.tasks = tasks
+        # Without a budget from the caller, an env whose tasks have budgets of their own gives
+        # each episode its task's (task_turn_budget); max_turns then says the largest.
+        budgets = [] if max_turns is not None else [
+            budget for task in tasks if (budget := self.task_turn_budget(task)) is not None]
+        self._budget_per_task = bool(budgets)
+        if budgets:
+            max_turns = max(budgets)
         self.max_turns = int(self.default_max_turns if max_turns is None else max_turns)
         if self.max_turns < 1:
             raise ConfigError(f"max_turns must be at least 1, got {max_turns}")
@@ -213,10 +220,31 @@ class TextEnv(gym.Env[str, str], abc.ABC):
         """Instructions for the agent, sent as the system message."""
         return ""
 
+    def task_turn_budget(self, task: Task) -> int | None:
+        """The turn budget of an episode on ``task`` by the kind of task it is (SciWorld's
+        task types, BabyAI's level families), used when the env was given no ``max_turns``
+        (a suite's constructor passes its protocol's budget, where the protocol sets one);
+        None, the default: ``max_turns`` for every task. The constructor calls it, so it
+        reads the task alone.
+
+        Parameters
+        ----------
+        task : Task
+            The task an episode plays.
+        """
+        return None
+
     def default_episode_max_turns(self, task: Task) -> int:
-        """The turn budget of an episode on ``task`` when ``reset()`` names none: ``max_turns``.
-        An env whose tasks need different budgets (SciWorld's task types) overrides it."""
-        return self.max_turns
+        """The turn budget of an episode on ``task`` when ``reset()`` names none: the task's
+        own (:meth:`task_turn_budget`) where the env budgets per task, else ``max_turns``.
+
+        Parameters
+        ----------
+        task : Task
+            The task an episode plays.
+        """
+        budget = self.task_turn_budget(task) if self._budget_per_task else None
+        return self.max_turns if budget is None else budget
 
     @abc.abstractmethod
     def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:

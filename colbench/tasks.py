@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +155,25 @@ class TaskSet(Sequence[Task]):
         manifest_path = path.with_name(path.name + ".manifest.json")
         manifest_path.write_text(self.manifest().model_dump_json(indent=2), encoding="utf-8")
         return path
+
+    @classmethod
+    def from_argument(cls, tasks: str | Path | TaskSet | None,
+                      split_tasks: Callable[[], TaskSet]) -> TaskSet:
+        """The task set an env's ``tasks`` argument gives: a TaskSet as it is, a path the
+        task JSONL there (:meth:`load`), None the env's own split.
+
+        Parameters
+        ----------
+        tasks : str, Path, TaskSet or None
+            The env's ``tasks`` argument.
+        split_tasks : callable
+            Loads the env's own split; called only when ``tasks`` is None.
+        """
+        if isinstance(tasks, TaskSet):
+            return tasks
+        if tasks is not None:
+            return cls.load(tasks)
+        return split_tasks()
 
     @classmethod
     def load(cls, path: str | Path, name: str | None = None) -> TaskSet:

@@ -201,3 +201,35 @@ def test_an_env_may_give_each_task_its_own_default_budget():
         assert not truncated
     *_, truncated, _ = env.step("no")
     assert truncated
+
+
+def test_an_env_with_budgets_per_task_gets_them_from_the_base_class():
+    # BabyAI (per level family) and SciWorld (per task type) each carried this logic in their
+    # constructors; an env now only says each task's budget.
+    class PerTaskEnv(EchoEnv):
+        def task_turn_budget(self, task):
+            return 6 if task.id == "e1" else 2
+
+    env = PerTaskEnv(tasks())
+    assert env.max_turns == 6  # the most any episode may take
+    assert env.reset(options={"task_id": "e1"})[1]["max_turns"] == 6
+    assert env.reset(options={"task_id": "e2"})[1]["max_turns"] == 2
+    assert env.reset(options={"task_id": "e2", "max_turns": 4})[1]["max_turns"] == 4
+    # A budget given to the env is every task's.
+    given = PerTaskEnv(tasks(), max_turns=3)
+    assert given.max_turns == 3
+    assert {given.reset(options={"task_id": t})[1]["max_turns"] for t in ("e1", "e2")} == {3}
+    # An env that says none keeps one budget.
+    assert EchoEnv(tasks()).reset(options={"task_id": "e1"})[1]["max_turns"] == 3
+
+
+def test_an_envs_tasks_argument_is_a_task_set_a_file_or_the_split(tmp_path):
+    own = tasks()
+    path = own.save(tmp_path / "mine.jsonl")
+    never = lambda: pytest.fail("the split is loaded only without a tasks argument")  # noqa: E731
+    assert TaskSet.from_argument(own, never) is own
+    assert TaskSet.from_argument(path, never).hash == own.hash
+    assert TaskSet.from_argument(str(path), never).hash == own.hash
+    assert TaskSet.from_argument(None, lambda: own) is own
+    with pytest.raises(ConfigError, match="does not exist"):
+        TaskSet.from_argument(tmp_path / "missing.jsonl", never)

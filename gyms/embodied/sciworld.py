@@ -20,7 +20,7 @@ from colbench import actions
 from colbench.env import Outcome, TextEnv
 from colbench.errors import ColbenchError, ConfigError, EnvironmentFailure, MissingExtraError
 from colbench.gyms.embodied.sciworld_protocols import PROTOCOLS, SciWorldProtocol
-from colbench.gyms.embodied.sciworld_tasks import DEFAULT_TURN_BUDGET, turn_budget
+from colbench.gyms.embodied.sciworld_tasks import turn_budget
 from colbench.gyms.embodied.sciworld_tools import SCIWORLD_TOOLS
 from colbench.tasks import Task, TaskSet
 from colbench.tools import ActionTool
@@ -305,21 +305,12 @@ class SciWorldEnv(TextEnv):
                  render_mode: str | None = None, protocol: str | None = None) -> None:
         self.choose_protocol(protocol)
         rules = self.rules
-        if isinstance(tasks, TaskSet):
-            task_set = tasks
-        elif tasks is not None:
-            task_set = TaskSet.load(tasks)
-        else:
-            task_set = rules.load_tasks(split, task_names, simplifications)
-        if max_turns is None:
-            max_turns = rules.max_turns
-        # Without a budget from the caller or the protocol, each episode gets its task type's (see
-        # turn_budget); max_turns then says the largest, the most turns any episode may take.
-        self._budget_per_type = max_turns is None
-        if self._budget_per_type:
-            max_turns = max((turn_budget(str(t.privileged.get("task_name"))) for t in task_set),
-                            default=DEFAULT_TURN_BUDGET)
-        super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
+        task_set = TaskSet.from_argument(
+            tasks, lambda: rules.load_tasks(split, task_names, simplifications))
+        # Without a budget from the caller or the protocol, each episode gets its task type's
+        # (task_turn_budget).
+        super().__init__(task_set, max_turns=rules.max_turns if max_turns is None else max_turns,
+                         render_mode=render_mode)
         find_java()  # fail at construction, with the install hint, rather than mid-run
         self.simplifications = simplifications
         self.gold_path = bool(gold_path)
@@ -399,9 +390,14 @@ class SciWorldEnv(TextEnv):
         description and the observation with a newline into the first observation)."""
         return dict(self.reset_fields)
 
-    def default_episode_max_turns(self, task: Task) -> int:
-        if not self._budget_per_type:
-            return self.max_turns
+    def task_turn_budget(self, task: Task) -> int:
+        """The budget of the task's type (``sciworld_tasks.TURN_BUDGETS``).
+
+        Parameters
+        ----------
+        task : Task
+            The task an episode plays.
+        """
         return turn_budget(str(task.privileged.get("task_name")))
 
     def _begin(self, task: Task) -> tuple[str, dict[str, Any]]:

@@ -213,21 +213,11 @@ class BabyAIEnv(TextEnv):
         _minigrid()
         self.choose_protocol(protocol)
         rules = self.rules
-        if isinstance(tasks, TaskSet):
-            task_set = tasks
-        elif tasks is not None:
-            task_set = TaskSet.load(tasks)
-        else:
-            task_set = rules.load_tasks(split, levels)
-        if max_turns is None:
-            max_turns = rules.max_turns
+        task_set = TaskSet.from_argument(tasks, lambda: rules.load_tasks(split, levels))
         # Without a budget from the caller or the protocol, each episode gets its level
-        # family's (see LEVEL_TURN_BUDGETS); max_turns then says the largest any may take.
-        self._budget_per_level = max_turns is None
-        if self._budget_per_level:
-            max_turns = max((level_turn_budget(str(t.metadata.get("level"))) for t in task_set),
-                            default=DEFAULT_TURN_BUDGET)
-        super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
+        # family's (task_turn_budget).
+        super().__init__(task_set, max_turns=rules.max_turns if max_turns is None else max_turns,
+                         render_mode=render_mode)
         self._levels: dict[str, Any] = {}
         self.game: Any = None  # the minigrid env of the current episode
         #: The protocol's text view of the level (what the agent reads and acts through).
@@ -255,9 +245,14 @@ class BabyAIEnv(TextEnv):
     def scripted_agents(self) -> dict[str, Any]:  # type: ignore[override]
         return self.rules.scripted_agents()
 
-    def default_episode_max_turns(self, task: Task) -> int:
-        if not self._budget_per_level:
-            return self.max_turns
+    def task_turn_budget(self, task: Task) -> int:
+        """The budget of the task's level family (:data:`LEVEL_TURN_BUDGETS`).
+
+        Parameters
+        ----------
+        task : Task
+            The task an episode plays.
+        """
         return level_turn_budget(str(task.metadata.get("level")))
 
     def system_prompt(self, task: Task) -> str:
