@@ -7,6 +7,9 @@ loads the installed ``.pth`` files, is most of it).
 Each measure is the median over ``--repeats`` runs of a fresh ``python -m colbench.cli.main``
 process: wall-clock seconds and the CPU seconds the process used (on a shared machine the
 CPU figure says more than the clock). ``--skip-fresh`` leaves out the slow afresh runs.
+The runs may write bytecode (``PYTHONDONTWRITEBYTECODE`` is dropped from their environment)
+and a first unmeasured run of each command writes it, so that each is measured as an install
+runs it, not compiling colbench's changed modules every time.
 
     python benchmarks/bench_list_envs.py [--repeats 3] [--counts] [--skip-fresh]
 """
@@ -14,6 +17,7 @@ CPU figure says more than the clock). ``--skip-fresh`` leaves out the slow afres
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import subprocess
@@ -21,12 +25,21 @@ import sys
 import time
 from collections.abc import Sequence
 
+#: The environment of every measured run: bytecode may be written (see the docstring).
+RUN_ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+
+
+def run_once(command: Sequence[str]) -> None:
+    """Run ``command`` (which must succeed), its output discarded."""
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   env=RUN_ENV)
+
 
 def timed(command: Sequence[str]) -> tuple[float, float]:
     """``(wall seconds, CPU seconds)`` of one run of ``command`` (which must succeed)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run_once(command)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -34,6 +47,7 @@ def timed(command: Sequence[str]) -> tuple[float, float]:
 
 
 def median_of(command: Sequence[str], repeats: int) -> tuple[float, float]:
+    run_once(command)  # writes its bytecode and, for the listing, its cache
     runs = [timed(command) for _ in range(repeats)]
     return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
 
@@ -49,7 +63,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     listing = [sys.executable, "-m", "colbench.cli.main", "list", "envs"]
     if not args.counts:
         listing.append("--no-counts")
-    subprocess.run(listing, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     fresh = None if args.skip_fresh else median_of([*listing, "--refresh"], args.repeats)
     cached = median_of(listing, args.repeats)
     floor = median_of([sys.executable, "-c", "import colbench.cli.main"], args.repeats)
