@@ -94,7 +94,7 @@ class BackendEnv(TextEnv):
 
         if compat:
             protocol = compat_protocol(protocol)
-            warnings.warn(f"the backend's compat=True (--compat) is deprecated: use --protocol "
+            warnings.warn(f"the backend's compat=True (--env-arg compat=true) is deprecated: use --protocol "
                           f"{protocol} (protocol={protocol!r}), which it now means",
                           DeprecationWarning, stacklevel=2)
         self.choose_protocol(protocol)
