@@ -108,10 +108,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="scorer of envs that take one: a registered name, or NAME:ARG where "
                         f"it takes one (installed: {', '.join(suites.values('scorers')) or 'none'})")
     p.add_argument("--max-turns", type=int, metavar="N", help="turn budget per episode")
-    p.add_argument("--protocol", metavar="NAME",
-                   help="the env's protocol: its default is colbench's own; a named one "
-                        "reproduces a published env (installed suites play "
-                        f"{protocols_by_suite()})")
+    add_protocol_argument(p)
     p.add_argument("--system-prompt", type=Path, metavar="FILE",
                    help="send this file's text as the system prompt in place of the env's")
     p.add_argument("--temperature", type=float, metavar="T",
@@ -215,6 +212,20 @@ def resume_command(args: argparse.Namespace, out: Path) -> str:
     if args.out is None:
         words += ["--out", str(out)]
     return "colbench " + shlex.join(words)
+
+
+def add_protocol_argument(p: argparse.ArgumentParser) -> None:
+    """``--protocol NAME``, as every command that makes envs takes it.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+    """
+    p.add_argument("--protocol", metavar="NAME",
+                   help="the env's protocol: its default is colbench's own; a named one "
+                        "reproduces a published env (installed suites play "
+                        f"{protocols_by_suite()})")
 
 
 def protocols_by_suite() -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from colbench.cli.evaluate_cmd import (
     add_executor_arguments,
+    add_protocol_argument,
     default_out_dir,
     env_kwargs_from_args,
     executor_options_from_args,
@@ -41,6 +42,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--simulator", metavar="SPEC",
                    help="simulated human: 'builtin' (default) or a model spec")
     p.add_argument("--max-turns", type=int, metavar="N", help="turn budget per episode")
+    add_protocol_argument(p)
     p.add_argument("--temperature", type=float, default=1.0,
                    help="sampling temperature (default: 1.0, so that K episodes differ)")
     p.add_argument("--top-p", type=float, default=1.0, metavar="P",

@@ -35,3 +35,17 @@ def main_help(capsys) -> str:
     with pytest.raises(SystemExit):
         main(["collect", "--help"])
     return capsys.readouterr().out
+
+
+def test_collect_protocol_flag_plays_and_names_the_run_by_it(tmp_path, monkeypatch, capsys):
+    # --protocol is evaluate's flag; collect takes it too, so a collected data set of a
+    # published protocol needs no --env-arg, and its default folder says which protocol.
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    rc = main(["collect", "colbench/TextCraft-v0", "--model", "scripted:oracle",
+               "--protocol", "agentgym", "--split", "100-100", "--k", "1", "--no-progress"])
+    assert rc == 0
+    (summary,) = (tmp_path / "runs").rglob("summary.json")
+    assert "protocol=agentgym" in str(summary.parent.relative_to(tmp_path))
+    assert json.loads(summary.read_text())["protocol"] == "agentgym"
