@@ -179,13 +179,16 @@ def _byte_level_bpe_tokenizer(corpus: list[str]) -> Any:
 def build_tiny_model(path: str | Path, *, family: str = "llama", seed: int = 0,
                      layers: int = 2, hidden_size: int = 32, texts: Sequence[str] = (),
                      chat_template: str | None = FAMILY_TEMPLATE,
-                     overwrite: bool = False) -> Path:
+                     tie_embeddings: bool = False, overwrite: bool = False) -> Path:
     """Save a random ``family`` model of ``layers`` layers and its tokenizer to ``path``;
     return the path.
 
     The model is float32 and small (well under a megabyte with the defaults), so it loads and
     generates on a CPU in milliseconds. ``texts`` adds words (``llama``) or shapes merges
     (``qwen2``) of the tokenizer; ``chat_template`` is as in :func:`build_tiny_tokenizer`.
+    ``tie_embeddings`` shares the input embedding with the output layer: a word the model
+    never had to write then still has an output row, its own embedding, so a model trained
+    to copy words from its prompt can copy words it was never trained on.
     With ``overwrite=False`` a ``path`` that holds anything is refused, so that nothing
     already there is replaced.
     """
@@ -212,7 +215,7 @@ def build_tiny_model(path: str | Path, *, family: str = "llama", seed: int = 0,
     shape = dict(vocab_size=len(tokenizer), hidden_size=hidden_size,
                  intermediate_size=2 * hidden_size, num_hidden_layers=layers,
                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=MAX_POSITIONS,
-                 tie_word_embeddings=False)
+                 tie_word_embeddings=tie_embeddings)
     special = dict(pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
     if tokenizer.bos_token_id is not None:
         special["bos_token_id"] = tokenizer.bos_token_id

@@ -52,6 +52,17 @@ def test_the_same_seed_writes_the_same_files_and_another_seed_other_weights(tmp_
     assert other["tokenizer.json"] == first["tokenizer.json"]  # the seed is the weights'
 
 
+def test_tied_embeddings_give_every_word_its_embedding_as_output_row(tmp_path):
+    from transformers import AutoModelForCausalLM
+
+    tied = AutoModelForCausalLM.from_pretrained(
+        build_tiny_model(tmp_path / "tied", tie_embeddings=True))
+    untied = AutoModelForCausalLM.from_pretrained(build_tiny_model(tmp_path / "untied"))
+    assert tied.config.tie_word_embeddings and not untied.config.tie_word_embeddings
+    assert tied.lm_head.weight.data_ptr() == tied.model.embed_tokens.weight.data_ptr()
+    assert not untied.lm_head.weight.equal(untied.model.embed_tokens.weight)
+
+
 def test_vocab_files_add_their_words_to_the_word_level_tokenizer(tmp_path, capsys):
     words = tmp_path / "words.txt"
     words.write_text("fibonacci memoize\n\npalindrome\n", encoding="utf-8")
