@@ -152,11 +152,13 @@ def run_trainer(name: str, model: Path, out: Path, config: Any, data: Path | Non
 
 
 def collect_oracle(work: Path, split: str, seed: int) -> Path:
-    """The oracle's episodes on ``split`` (a collection resumes, so a rerun reads them)."""
+    """The oracle's episodes on ``split`` (a finished collection is read back)."""
     from colbench.models.base import SamplingParams
     from colbench.trainers.collection import CollectConfig, collect
 
     out = work / f"oracle-{split}"
+    if (out / "summary.json").is_file():  # written last: finished, read without its lock
+        return out
     collect(CollectConfig(env=ENV_ID, models=["scripted:oracle"], out=out, k=1, split=split,
                           seed=seed, env_kwargs=dict(ENV_KWARGS), progress=False,
                           sampling=SamplingParams(temperature=0.0)))
