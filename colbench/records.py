@@ -294,7 +294,8 @@ class Summary(BaseModel):
     created_at : str or None
         When the summary was written.
     seconds : float or None
-        How long the run took.
+        How long the run took; a resumed run adds the time its earlier sessions spent
+        playing the episodes they recorded.
     isolation : dict or None
         The code sandbox's isolation during the run.
     **extra_data

@@ -103,6 +103,25 @@ logger = logging.getLogger(__name__)
 DEFAULT_STEP_TIMEOUT_S = TextEnv.step_timeout_s
 
 
+def busy_seconds(records: Sequence[EpisodeRecord]) -> float:
+    """Wall-clock seconds during which at least one of ``records``' episodes was being played:
+    the length of the union of their ``[started_at, started_at + seconds]`` intervals
+    (episodes overlap when several play at once; records without times count nothing).
+
+    Parameters
+    ----------
+    records : sequence of EpisodeRecord
+        Episode records of one run.
+    """
+    spans = sorted((r.started_at, r.started_at + r.seconds) for r in records
+                   if r.started_at is not None and r.seconds is not None)
+    total, end = 0.0, float("-inf")
+    for start, stop in spans:
+        if stop > end:
+            total += stop - max(start, end)
+            end = stop
+    return total
+
 
 @dataclass
 class EvalConfig:
@@ -438,6 +457,8 @@ class Runner:
             raise
         self.done = 0
         self.successes = 0
+        #: Seconds earlier sessions of a resumed run spent playing its recorded episodes.
+        self.earlier_seconds = 0.0
         #: Turns played by this process's episodes so far, shown beside the episode bar.
         self.turns_played = 0
         #: The episode bar (tqdm) while episodes run; None without one.
@@ -494,6 +515,9 @@ class Runner:
             if record.status == "ok":
                 self.done += 1
                 self.successes += bool(record.metrics.get("success"))
+        # A resumed run's time includes what earlier sessions spent on its episodes, so that
+        # a rerun of a finished run does not rewrite its summary with the rerun's ~0 s.
+        self.earlier_seconds = busy_seconds(records)
         for hook in self.hooks:
             hook.on_run_start(self)
         return {record.key for record in records}
@@ -678,7 +702,7 @@ class Runner:
             stopped = await self._run_episodes(done)
             if stopped is not None:
                 raise stopped
-            return self.summarise(time.time() - started)
+            return self.summarise(self.earlier_seconds + time.time() - started)
         finally:
             self.run_dir.release_lock()
 

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from colbench.cli.main import main
+from colbench.records import EpisodeRecord
 from colbench.runner import EvalConfig, evaluate
+from colbench.runner.evaluate import busy_seconds
 
 NUM_TASKS = 16
 
@@ -77,6 +79,37 @@ def test_rerun_of_a_finished_run_adds_nothing(tmp_path, guess_env_id):
     summary = evaluate(config)
     assert (out / "episodes.jsonl").read_bytes() == first
     assert summary.counts.episodes == 5
+
+
+def test_rerun_of_a_finished_run_keeps_the_time_its_episodes_took(tmp_path, guess_env_id,
+                                                                  monkeypatch):
+    # A rerun plays nothing; its summary used to record the rerun's own ~0 s as the run's.
+    monkeypatch.setenv("COLBENCH_TEST_DELAY", "0.05")
+    out = tmp_path / "run"
+    config = EvalConfig(env=guess_env_id, model="python:helpers_env:slow_asker", out=out,
+                        num_tasks=4, concurrency=1, progress=False)
+    first = evaluate(config).seconds
+    played = busy_seconds(out_records(out))
+    assert played >= 4 * 0.05
+    again = evaluate(config).seconds
+    assert played <= again <= first + 1.0
+    assert json.loads((out / "summary.json").read_text())["seconds"] == again
+
+
+def out_records(out: Path) -> list[EpisodeRecord]:
+    return [EpisodeRecord.model_validate_json(line)
+            for line in (out / "episodes.jsonl").read_text().splitlines()]
+
+
+def test_busy_seconds_counts_overlapping_episodes_once():
+    def record(start: float | None, seconds: float | None) -> EpisodeRecord:
+        return EpisodeRecord(env="e", task_id="t", trial=0, model="m", status="ok", started_at=start,
+                             seconds=seconds)
+
+    records = [record(10.0, 5.0), record(12.0, 1.0), record(14.0, 4.0), record(30.0, 2.0),
+               record(None, 3.0)]
+    assert busy_seconds(records) == 10.0  # [10, 18] and [30, 32]
+    assert busy_seconds([]) == 0.0
 
 
 def test_partial_last_line_is_repaired_in_process(tmp_path, guess_env_id):
