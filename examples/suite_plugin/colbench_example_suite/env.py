@@ -52,12 +52,8 @@ class CodewordEnv(TextEnv):
 
     def __init__(self, split: str = "test", tasks: TaskSet | str | None = None, *,
                  max_turns: int | None = None, render_mode: str | None = None) -> None:
-        if isinstance(tasks, TaskSet):
-            task_set = tasks
-        elif tasks is not None:
-            task_set = TaskSet.load(tasks)
-        else:
-            task_set = load_codeword_tasks(split)
+        # A TaskSet as given, a path to a task JSONL, or else this env's own split.
+        task_set = TaskSet.from_argument(tasks, lambda: load_codeword_tasks(split))
         super().__init__(task_set, max_turns=max_turns, render_mode=render_mode)
         self._asked = 0
 
