@@ -151,16 +151,12 @@ class _GymnasiumImportHook(importlib.abc.MetaPathFinder):
 
 def _register_with_gymnasium(env_id: str, entry_point: str, kwargs: dict[str, Any]) -> None:
     """Register ``env_id`` with Gymnasium now if it is imported, else as soon as it is."""
-    gym_module = _imported_gymnasium()
-    if gym_module is not None:
-        _register_pending()  # ids that waited go first, as they were registered first
-        if env_id not in gym_module.registry:
-            gym_module.register(id=env_id, entry_point=entry_point, kwargs=kwargs,
-                                disable_env_checker=True)
-        return
-    with _pending_lock:
+    with _pending_lock:  # after the ids already waiting, as it was registered after them
         _pending.setdefault(env_id, (entry_point, kwargs))
-    _GymnasiumImportHook.install()
+    if _imported_gymnasium() is not None:
+        _register_pending()
+    else:
+        _GymnasiumImportHook.install()
 
 
 def _gymnasium_registration(env_id: str) -> tuple[Any, dict[str, Any]] | None:
