@@ -213,8 +213,9 @@ def parse_simulator_spec(spec: str | None, *, suite: str | None) -> SimulatorSpe
         known = [n for n in registry.simulators.names()
                  if suite is None or n.startswith(f"{suite}/")]
         listing = ", ".join([BUILTIN, "model:SPEC", *known])
-        raise ConfigError(f"unknown simulator {text!r} for the {suite} suite (known: "
-                          f"{listing}, a model spec or module:Class)")
+        scope = f" for the {suite} suite" if suite is not None else ""
+        raise ConfigError(f"unknown simulator {text!r}{scope} (known: {listing}, a model "
+                          "spec or module:Class)")
     if kind in registry.models:
         return _model_kind(suite, text, text)
     name = _registered(kind, suite, text)
