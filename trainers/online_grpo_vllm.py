@@ -366,11 +366,10 @@ def weight_stream(trainer: Any) -> Callable[[], Iterator[tuple[str, Any]]]:
 
 def push_weights(pool: EnginePool, trainer: Any) -> None:
     """Push ``trainer``'s current weights (version: its optimiser step) into every engine of
-    ``pool``; every process calls it at the same point, the main process sends."""
-    version = int(trainer.state.global_step)
-    if pool.version == version:
-        return
-    pool.push(version, weight_stream(trainer), sender=trainer.accelerator.is_main_process)
+    ``pool``; every process calls it at the same point, the main process sends (a version
+    the engines hold already is not pushed again: :meth:`EnginePool.push`)."""
+    pool.push(int(trainer.state.global_step), weight_stream(trainer),
+              sender=trainer.accelerator.is_main_process)
 
 
 def conversation_key(messages: Sequence[Any]) -> str:
