@@ -265,8 +265,9 @@ def evaluate_model(model: Path, sizes: Sizes, seed: int) -> Success:
 
     out = model / f"eval-{sizes.test}-seed{seed}"
     started = time.perf_counter()
-    # summary.json is written last: a finished evaluation is read, not resumed, since a
-    # resumed one rewrites the summary with its own (near zero) seconds.
+    # summary.json is written last: a finished evaluation is read, not run again, which
+    # would load the model to play nothing and record the episodes' own time in place of
+    # the whole evaluation's (model loading included).
     if not (out / "summary.json").is_file():
         evaluate(EvalConfig(
             env=ENV_ID, model=f"hf:{model}", out=out, split=sizes.test, seed=seed,
