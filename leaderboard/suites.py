@@ -3,9 +3,9 @@ env's version, turn budget and message structure, and how to replay an episode t
 
 :class:`SuiteCatalog` resolves an env id to a :class:`Suite` through colbench's registries
 only, so the leaderboard imports no suite: the env registry gives the env (its splits, and its
-task set, version, turn budget and message structure, read from an instance made once per split), the
-``replays`` registry gives the suite's own :class:`~colbench.replay.Replay` (by env id, or by
-the id's env family). A suite with no replay is checked for consistency only: its
+task set, version, turn budget and message structure, read from an instance made once per
+split), the ``replays`` registry gives the suite's own :class:`~colbench.replay.Replay` (by
+env id, or by the id's env family). A suite with no replay is checked for consistency only: its
 per-episode metrics are summed, not recomputed, and its runs are listed as self-reported.
 Tests and operators may pass their own suites.
 """

@@ -94,8 +94,8 @@ class BackendEnv(TextEnv):
 
         if compat:
             protocol = compat_protocol(protocol)
-            warnings.warn(f"the backend's compat=True (--env-arg compat=true) is deprecated: use --protocol "
-                          f"{protocol} (protocol={protocol!r}), which it now means",
+            warnings.warn(f"the backend's compat=True (--env-arg compat=true) is deprecated: use "
+                          f"--protocol {protocol} (protocol={protocol!r}), which it now means",
                           DeprecationWarning, stacklevel=2)
         self.choose_protocol(protocol)
         rules = self.rules

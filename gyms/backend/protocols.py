@@ -236,8 +236,8 @@ PROTOCOLS: tuple[BackendProtocol, ...] = (COLBENCH, SWEET_RL)
 
 
 def compat_protocol(requested: str | None) -> str:
-    """The protocol the deprecated ``compat=True`` (``--env-arg compat=true``) means: ``sweet-rl``. A
-    different protocol asked beside it is a ConfigError.
+    """The protocol the deprecated ``compat=True`` (``--env-arg compat=true``) means:
+    ``sweet-rl``. A different protocol asked beside it is a ConfigError.
 
     Parameters
     ----------
@@ -245,6 +245,6 @@ def compat_protocol(requested: str | None) -> str:
         The protocol asked for with it, or None.
     """
     if requested not in (None, SWEET_RL.name):
-        raise ConfigError(f"compat=True (--env-arg compat=true) means protocol {SWEET_RL.name!r}; "
-                          f"it cannot be combined with protocol {requested!r}")
+        raise ConfigError(f"compat=True (--env-arg compat=true) means protocol "
+                          f"{SWEET_RL.name!r}; it cannot be combined with protocol {requested!r}")
     return SWEET_RL.name

@@ -15,10 +15,14 @@ step's ``info`` records it (records written before that replay with the default)
 is only a claim, which the re-stepped result lists then confirm or refute. Such an episode
 is still named a problem, as one over the turn budget is: a board (env, split, protocol)
 compares runs at the default, and more results per search make every question easier, so
-the run is listed with the server's figures but not verified. An episode over a user's own corpus (``--protocol agentgym`` with
-``corpus=`` or ``retriever=``) names no world seed: the server has no such corpus, so it
-says so and scores the episode 0 rather than trusting the record. Cost: the world and its index are made once per process (about a second
-each); a replay is about a millisecond per search.
+the run is listed with the server's figures but not verified.
+
+An episode over a user's own corpus (``--protocol agentgym`` with ``corpus=`` or
+``retriever=``) names no world seed: the server has no such corpus, so it says so and scores
+the episode 0 rather than trusting the record.
+
+Cost: the world and its index are made once per process (about a second each); a replay is
+about a millisecond per search.
 """
 
 from __future__ import annotations

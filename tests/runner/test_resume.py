@@ -103,8 +103,8 @@ def out_records(out: Path) -> list[EpisodeRecord]:
 
 def test_busy_seconds_counts_overlapping_episodes_once():
     def record(start: float | None, seconds: float | None) -> EpisodeRecord:
-        return EpisodeRecord(env="e", task_id="t", trial=0, model="m", status="ok", started_at=start,
-                             seconds=seconds)
+        return EpisodeRecord(env="e", task_id="t", trial=0, model="m", status="ok",
+                             started_at=start, seconds=seconds)
 
     records = [record(10.0, 5.0), record(12.0, 1.0), record(14.0, 4.0), record(30.0, 2.0),
                record(None, 3.0)]
