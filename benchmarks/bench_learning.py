@@ -1,5 +1,8 @@
 """Does colbench's training pipeline make a tiny model better at a real env's held-out tasks?
 
+Two real envs (``--env``): BabyAI (the default; four single-room level families, held out by
+seed, see ``BENCHES``) and TextCraft. What follows is TextCraft's run.
+
 TextCraft under ``--protocol agentgym`` (AgentGym's task indices; test: indices 0-99, all
 depth 1), from a random tiny Llama, on CPU:
 
@@ -35,8 +38,8 @@ checkpoint, each RL run and each evaluation), so a rerun, or one with other RL s
 reuses what it can. The RL runs are shared among ``--jobs`` processes (default 2, one per
 core). ``--quick`` runs every stage at toy sizes (a smoke test of the script).
 
-Usage: ``python benchmarks/bench_learning.py [--quick] [--workdir DIR] [--seed 0]
-[--runs main,...] [--jobs 2]``.
+Usage: ``python benchmarks/bench_learning.py [--env babyai|textcraft] [--quick]
+[--workdir DIR] [--seed 0] [--runs main,...] [--jobs 2]``.
 """
 
 from __future__ import annotations
@@ -55,12 +58,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_online_rl import rewards_by_step  # noqa: E402
-
-ENV_ID = "colbench/TextCraft-v0"
-PROTOCOL = "agentgym"
-ENV_KWARGS = {"protocol": PROTOCOL}
-#: The decoding every evaluation uses: greedy.
-EVAL_TEMPERATURE = 0.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,7 +78,13 @@ class Sizes:
         per group and longest agent message.
     horizon_stages, steps_per_stage:
         The curriculum of the runs that have it on.
-    eval_max_tokens, eval_max_turns:
+    rl_batch, loss_type:
+        Episodes per optimiser step (None: the whole step's rollouts, one update per batch
+        of ``groups x generations`` episodes; fewer makes several updates per batch), and
+        TRL's ``loss_type``: ``dapo`` (TRL's default) averages over every token of the batch,
+        so a long failed episode weighs as much as many short successes; ``grpo`` averages
+        each episode's tokens first, so every episode weighs the same.
+    eval_max_tokens, eval_max_turns, eval_temperature:
         The evaluations' longest agent message (well past the oracle's, about 20 words, so
         that a rambling model costs little time) and turn budget (None: the protocol's, 20).
     """
@@ -103,20 +106,113 @@ class Sizes:
     steps_per_stage: int
     eval_max_tokens: int = 48
     eval_max_turns: int | None = None
+    eval_temperature: float = 0.0
+    rl_batch: int | None = None
+    loss_type: str = "dapo"
+
+    def eval_dir(self, seed: int) -> str:
+        """The folder name of an evaluation under these sizes (in the model's folder)."""
+        decoding = "" if self.eval_temperature == 0 else f"-t{self.eval_temperature:g}"
+        return f"eval-{self.test}{decoding}-seed{seed}"
 
     def label(self) -> str:
         return (f"{self.layers}x{self.hidden}-tied-sft{self.sft_steps}-lr{self.sft_lr:g}"
                 f"-len{self.sft_max_length}")
 
 
-FULL = Sizes(train="100-543", rl_train="100-124", test="test", layers=4, hidden=128,
-             sft_steps=600, sft_lr=3e-3, sft_max_length=1024, rl_steps=16, rl_lr=2e-4,
-             groups=4, generations=8, rl_max_tokens=32, horizon_stages=(5, 10),
-             steps_per_stage=8, eval_max_tokens=40, eval_max_turns=10)
-QUICK = Sizes(train="100-119", rl_train="100-105", test="0-5", layers=1, hidden=32,
-              sft_steps=4, sft_lr=2e-3, sft_max_length=512, rl_steps=2, rl_lr=1e-4,
-              groups=1, generations=2, rl_max_tokens=8, horizon_stages=(2, 4),
-              steps_per_stage=1, eval_max_tokens=8, eval_max_turns=3)
+@dataclasses.dataclass(frozen=True)
+class Bench:
+    """One real env the benchmark runs: its id, how its splits are played and its sizes.
+
+    Parameters
+    ----------
+    key, title:
+        ``--env``'s name for it, and how the report names it.
+    env_id, env_kwargs:
+        The env and the keyword arguments every stage makes it with.
+    full, quick:
+        The sizes of a real run and of ``--quick``.
+    heldout_seed:
+        BabyAI only: split ``heldout-N`` plays seeds ``heldout_seed`` to ``heldout_seed + N -
+        1`` of every level (seeds no split of the env plays).
+    """
+
+    key: str
+    title: str
+    env_id: str
+    env_kwargs: dict[str, Any]
+    full: Sizes
+    quick: Sizes
+    heldout_seed: int | None = None
+
+    def split_kwargs(self, work: Path, split: str) -> tuple[str, dict[str, Any]]:
+        """The split and env keyword arguments that play ``split`` (``heldout-N``: N held-out
+        seeds per level, written as a task file under ``work``)."""
+        if not split.startswith("heldout-") or self.heldout_seed is None:
+            return split, dict(self.env_kwargs)
+        from colbench.gyms.embodied.babyai.levels import LEVELS
+        from colbench.tasks import Task, TaskSet
+
+        levels = self.env_kwargs["levels"]
+        seeds = range(self.heldout_seed, self.heldout_seed + int(split.split("-")[1]))
+        tasks = [Task(id=f"babyai/{level}/{seed}", suite="babyai", split="heldout",
+                      prompt=f"BabyAI level {level}, seed {seed} (held out).",
+                      privileged={"level": LEVELS[level], "seed": seed},
+                      metadata={"level": level, "seed": seed})
+                 for seed in seeds for level in levels]
+        path = work / f"heldout-{'+'.join(levels)}-{seeds.start}-{seeds.stop - 1}.jsonl"
+        if not path.is_file():
+            TaskSet("heldout", tasks).save(path)
+        return "test", {k: v for k, v in self.env_kwargs.items() if k != "levels"} | {
+            "tasks": str(path)}
+
+    def book_texts(self) -> list[str]:
+        """Texts of the env's vocabulary that the oracle's episodes may never write (for the
+        tiny tokenizer)."""
+        if self.key != "textcraft":
+            return []
+        from colbench.gyms.craft.recipes import display_name, load_recipe_book
+
+        book = load_recipe_book()
+        items = sorted(set(book.recipes) | set(book.raw) | set(book.tags))
+        return ([display_name(item) for item in items]
+                + [f"Goal: craft {display_name(item)}." for item in items]
+                + [recipe.command() for recipes in book.recipes.values() for recipe in recipes])
+
+
+#: Four single-room BabyAI level families: go to the red ball (among grey distractors, or
+#: coloured ones), go to the one object named, open the door named. The tiny model learns
+#: them from the oracle within minutes; the mission-reading families (GoToLocal, PickupLoc,
+#: GoToObjDoor) it does not (see the module docstring).
+BABYAI_LEVELS = ["GoToRedBall", "GoToRedBallGrey", "GoToObj", "OpenDoor"]
+BENCHES: dict[str, Bench] = {
+    "babyai": Bench(
+        key="babyai", title="BabyAI (colbench protocol), levels " + ", ".join(BABYAI_LEVELS),
+        env_id="colbench/BabyAI-v0", env_kwargs={"levels": BABYAI_LEVELS},
+        heldout_seed=2_000_000,
+        full=Sizes(train="train", rl_train="train", test="heldout-100", layers=4, hidden=128,
+                   sft_steps=500, sft_lr=3e-3, sft_max_length=1024, rl_steps=128, rl_lr=5e-4,
+                   groups=4, generations=8, rl_max_tokens=12, horizon_stages=(5, 10),
+                   steps_per_stage=64, eval_max_tokens=12, eval_max_turns=10,
+                   eval_temperature=1.0, rl_batch=8, loss_type="grpo"),
+        quick=Sizes(train="train", rl_train="train", test="heldout-1", layers=1, hidden=32,
+                    sft_steps=4, sft_lr=2e-3, sft_max_length=512, rl_steps=2, rl_lr=1e-4,
+                    groups=1, generations=2, rl_max_tokens=8, horizon_stages=(2, 4),
+                    steps_per_stage=1, eval_max_tokens=8, eval_max_turns=3,
+                    eval_temperature=1.0, loss_type="grpo")),
+    "textcraft": Bench(
+        key="textcraft", title="TextCraft (agentgym protocol)", env_id="colbench/TextCraft-v0",
+        env_kwargs={"protocol": "agentgym"},
+        full=Sizes(train="100-543", rl_train="100-124", test="test", layers=4, hidden=128,
+                   sft_steps=600, sft_lr=3e-3, sft_max_length=1024, rl_steps=16, rl_lr=2e-4,
+                   groups=4, generations=8, rl_max_tokens=32, horizon_stages=(5, 10),
+                   steps_per_stage=8, eval_max_tokens=40, eval_max_turns=10),
+        quick=Sizes(train="100-119", rl_train="100-105", test="0-5", layers=1, hidden=32,
+                    sft_steps=4, sft_lr=2e-3, sft_max_length=512, rl_steps=2, rl_lr=1e-4,
+                    groups=1, generations=2, rl_max_tokens=8, horizon_stages=(2, 4),
+                    steps_per_stage=1, eval_max_tokens=8, eval_max_turns=3)),
+}
+DEFAULT_BENCH = "babyai"
 
 #: The main RL run's settings, and each ablation's one change.
 MAIN = {"curriculum": True, "cross_policy_prob": 0.0, "task_normalisation": "off"}
@@ -159,7 +255,7 @@ def run_trainer(name: str, model: Path, out: Path, config: Any, data: Path | Non
         train(name, model=f"hf:{model}", data=data, out=out, config=config, overwrite=True)
 
 
-def collect_oracle(work: Path, split: str, seed: int) -> Path:
+def collect_oracle(bench: Bench, work: Path, split: str, seed: int) -> Path:
     """The oracle's episodes on ``split`` (a finished collection is read back)."""
     from colbench.models.base import SamplingParams
     from colbench.trainers.collection import CollectConfig, collect
@@ -167,35 +263,30 @@ def collect_oracle(work: Path, split: str, seed: int) -> Path:
     out = work / f"oracle-{split}"
     if (out / "summary.json").is_file():  # written last: finished, read without its lock
         return out
-    collect(CollectConfig(env=ENV_ID, models=["scripted:oracle"], out=out, k=1, split=split,
-                          seed=seed, env_kwargs=dict(ENV_KWARGS), progress=False,
+    split, kwargs = bench.split_kwargs(work, split)
+    collect(CollectConfig(env=bench.env_id, models=["scripted:oracle"], out=out, k=1,
+                          split=split, seed=seed, env_kwargs=kwargs, progress=False,
                           sampling=SamplingParams(temperature=0.0)))
     return out
 
 
-def lexicon(data: Path) -> list[str]:
+def lexicon(bench: Bench, data: Path) -> list[str]:
     """The texts the tiny tokenizer learns words from: the oracle's episodes (system prompt,
-    observations, actions) and the recipe book as the game writes it: every item's name, its
-    goal line (``Goal: craft X.``: the word-level tokenizer splits on spaces only, so ``X.``
-    is a word of its own) and every crafting command (ingredients end in ``,``). Without
-    them a quarter of the test goals read as ``<unk>``."""
-    from colbench.gyms.craft.recipes import display_name, load_recipe_book
-
+    observations, actions) and, for TextCraft, the recipe book as the game writes it: every
+    item's name, its goal line (``Goal: craft X.``: the word-level tokenizer splits on spaces
+    only, so ``X.`` is a word of its own) and every crafting command (ingredients end in
+    ``,``). Without them a quarter of TextCraft's test goals read as ``<unk>``."""
     texts: list[str] = []
     for line in (data / "episodes.jsonl").read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         texts.append(record["system_prompt"] or "")
         for turn in record["turns"]:
             texts += [turn["observation"], turn["action"], turn["next_observation"] or ""]
-    book = load_recipe_book()
-    items = sorted(set(book.recipes) | set(book.raw) | set(book.tags))
-    texts += [display_name(item) for item in items]
-    texts += [f"Goal: craft {display_name(item)}." for item in items]
-    texts += [recipe.command() for recipes in book.recipes.values() for recipe in recipes]
+    texts += bench.book_texts()
     return [text for text in texts if text.strip()]
 
 
-def fine_tune(work: Path, data: Path, sizes: Sizes, seed: int) -> Path:
+def fine_tune(bench: Bench, work: Path, data: Path, sizes: Sizes, seed: int) -> Path:
     """A tiny Llama trained by ``rft`` on the oracle's data; reused when already trained."""
     from colbench.models.tiny import build_tiny_model
     from colbench.trainers.rft_config import RFTConfig
@@ -209,7 +300,7 @@ def fine_tune(work: Path, data: Path, sizes: Sizes, seed: int) -> Path:
     # steps, against 9 of 73 tied).
     base = build_tiny_model(
         work / f"tiny-{data.name}-{sizes.layers}x{sizes.hidden}-tied-seed{seed}",
-        layers=sizes.layers, hidden_size=sizes.hidden, seed=seed, texts=lexicon(data),
+        layers=sizes.layers, hidden_size=sizes.hidden, seed=seed, texts=lexicon(bench, data),
         tie_embeddings=True, overwrite=True)
     config = RFTConfig(max_steps=sizes.sft_steps, learning_rate=sizes.sft_lr,
                        max_length=sizes.sft_max_length, per_device_train_batch_size=4,
@@ -219,7 +310,8 @@ def fine_tune(work: Path, data: Path, sizes: Sizes, seed: int) -> Path:
     return out
 
 
-def rl_config(sizes: Sizes, seed: int, setting: dict[str, Any]) -> Any:
+def rl_config(bench: Bench, work: Path, sizes: Sizes, seed: int, setting: dict[str, Any]
+              ) -> Any:
     """The ``online-grpo`` settings of one run (``setting``: MAIN with an ablation's change)."""
     from colbench.trainers.online_grpo_config import OnlineGRPOConfig
 
@@ -227,23 +319,25 @@ def rl_config(sizes: Sizes, seed: int, setting: dict[str, Any]) -> Any:
     # the env's 20): the ablation then changes the schedule alone.
     stages = (list(sizes.horizon_stages) if setting["curriculum"]
               else [sizes.horizon_stages[-1]])
+    split, kwargs = bench.split_kwargs(work, sizes.rl_train)
     return OnlineGRPOConfig(
-        envs=[ENV_ID], env_kwargs=dict(ENV_KWARGS), split=sizes.rl_train,
+        envs=[bench.env_id], env_kwargs=kwargs, split=split,
         max_steps=sizes.rl_steps, learning_rate=sizes.rl_lr, lr_scheduler_type="constant",
-        per_device_train_batch_size=sizes.groups * sizes.generations,
+        per_device_train_batch_size=sizes.rl_batch or sizes.groups * sizes.generations,
         num_generations=sizes.generations, generation_batch_size=sizes.groups * sizes.generations,
         concurrency=sizes.groups * sizes.generations, temperature=1.0,
         max_new_tokens=sizes.rl_max_tokens, reward_metric="success", overlap=False,
         horizon_stages=stages, steps_per_stage=sizes.steps_per_stage,
         cross_policy_prob=setting["cross_policy_prob"], snapshot_every=max(1, sizes.rl_steps // 3),
         task_normalisation=setting["task_normalisation"], seed=seed,
-        logging_steps=max(1, sizes.rl_steps), save_steps=None)
+        logging_steps=max(1, sizes.rl_steps), save_steps=None,
+        trl_args={"loss_type": sizes.loss_type})
 
 
-def online_rl(work: Path, start: Path, sizes: Sizes, seed: int, name: str,
+def online_rl(bench: Bench, work: Path, start: Path, sizes: Sizes, seed: int, name: str,
               setting: dict[str, Any]) -> Path:
     """An ``online-grpo`` run from ``start``; reused when the same run finished before."""
-    config = rl_config(sizes, seed, setting)
+    config = rl_config(bench, work, sizes, seed, setting)
     key = "-".join(f"{k}={v}" for k, v in sorted(setting.items()))
     out = work / f"rl-{start.name}-{rl_label(sizes)}-{key}".replace(" ", "_")
     if not (out / "colbench_train.json").is_file():
@@ -252,28 +346,32 @@ def online_rl(work: Path, start: Path, sizes: Sizes, seed: int, name: str,
 
 
 def rl_label(sizes: Sizes) -> str:
+    extra = ("" if sizes.rl_batch is None else f"-b{sizes.rl_batch}") + (
+        "" if sizes.loss_type == "dapo" else f"-{sizes.loss_type}")
     return (f"{sizes.rl_train}-s{sizes.rl_steps}-lr{sizes.rl_lr:g}-g{sizes.groups}"
-            f"x{sizes.generations}-t{sizes.rl_max_tokens}")
+            f"x{sizes.generations}-t{sizes.rl_max_tokens}{extra}")
 
 
-def evaluate_model(model: Path, sizes: Sizes, seed: int) -> Success:
+def evaluate_model(bench: Bench, work: Path, model: Path, sizes: Sizes, seed: int
+                   ) -> Success:
     """Held-out success of ``model`` on ``split`` (one greedy episode per task); a finished
     evaluation in ``model``'s folder is read back."""
     from colbench.models.base import SamplingParams
     from colbench.runner import EvalConfig, evaluate
     from colbench.stats import wilson_interval
 
-    out = model / f"eval-{sizes.test}-seed{seed}"
+    out = model / sizes.eval_dir(seed)
     started = time.perf_counter()
     # summary.json is written last: a finished evaluation is read, not run again, which
     # would load the model to play nothing and record the episodes' own time in place of
     # the whole evaluation's (model loading included).
     if not (out / "summary.json").is_file():
+        split, kwargs = bench.split_kwargs(work, sizes.test)
         evaluate(EvalConfig(
-            env=ENV_ID, model=f"hf:{model}", out=out, split=sizes.test, seed=seed,
-            env_kwargs=dict(ENV_KWARGS), concurrency=16, progress=False,
+            env=bench.env_id, model=f"hf:{model}", out=out, split=split, seed=seed,
+            env_kwargs=kwargs, concurrency=16, progress=False,
             max_turns=sizes.eval_max_turns,
-            sampling=SamplingParams(temperature=EVAL_TEMPERATURE,
+            sampling=SamplingParams(temperature=sizes.eval_temperature,
                                     max_tokens=sizes.eval_max_tokens)))
     seconds = time.perf_counter() - started
     records = [json.loads(line) for line in
@@ -315,7 +413,7 @@ def recorded_seconds(sft: Path, runs: Sequence[Path], sizes: Sizes, seed: int
     def seconds(path: Path) -> float:
         return float(json.loads(path.read_text(encoding="utf-8")).get("seconds") or 0.0)
 
-    evaluations = [model / f"eval-{sizes.test}-seed{seed}" / "summary.json"
+    evaluations = [model / sizes.eval_dir(seed) / "summary.json"
                    for model in (sft, *runs)]
     return {"fine-tune": seconds(sft / "colbench_train.json"),
             "online RL": sum(seconds(run / "colbench_train.json") for run in runs),
@@ -329,6 +427,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=None,
                         help="where data, checkpoints and runs are cached (default: "
                              "~/.cache/colbench/bench_learning)")
+    parser.add_argument("--env", choices=sorted(BENCHES), default=DEFAULT_BENCH,
+                        help=f"the real env to learn (default {DEFAULT_BENCH})")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--runs", default=None,
                         help="comma-separated online RL runs to train and evaluate (default: "
@@ -356,9 +456,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(1)
-    sizes = QUICK if args.quick else FULL
+    bench = BENCHES[args.env]
+    sizes = bench.quick if args.quick else bench.full
     work = args.workdir or Path.home() / ".cache" / "colbench" / "bench_learning"
-    work = work / ("quick" if args.quick else "full")
+    work = work / bench.key / ("quick" if args.quick else "full")
     work.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     timings: dict[str, float] = {}
@@ -369,34 +470,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - t
         return result
 
-    data = timed("collect", collect_oracle, work, sizes.train, args.seed)
-    sft = timed("fine-tune", fine_tune, work, data, sizes, args.seed)
-    before = timed("evaluate", evaluate_model, sft, sizes, args.seed)
+    data = timed("collect", collect_oracle, bench, work, sizes.train, args.seed)
+    sft = timed("fine-tune", fine_tune, bench, work, data, sizes, args.seed)
+    before = timed("evaluate", evaluate_model, bench, work, sft, sizes, args.seed)
     runs: dict[str, dict[str, Any]] = {n: s for n, s in chosen.items() if s is not None}
     # The other processes train their share of the runs into the cache meanwhile; this one
     # then reads their checkpoints and evaluations back.
     shares = [list(runs)[i::args.jobs] for i in range(args.jobs)]
     others = [subprocess.Popen(
         [sys.executable, str(Path(__file__).resolve()), *(["--quick"] if args.quick else []),
-         "--workdir", str(work.parent), "--seed", str(args.seed), "--jobs", "1",
+         "--workdir", str(work.parent.parent), "--env", bench.key, "--seed", str(args.seed),
+         "--jobs", "1",
          "--runs", ",".join(share)], stdout=subprocess.DEVNULL) for share in shares[1:] if share]
     results: dict[str, tuple[Path, Success]] = {}
     for name in shares[0]:
-        run = timed("online RL", online_rl, work, sft, sizes, args.seed, name, runs[name])
-        results[name] = (run, timed("evaluate", evaluate_model, run, sizes, args.seed))
+        run = timed("online RL", online_rl, bench, work, sft, sizes, args.seed, name,
+                    runs[name])
+        results[name] = (run, timed("evaluate", evaluate_model, bench, work, run, sizes,
+                                    args.seed))
     failed = [process.args for process in others if process.wait() != 0]
     if failed:
         print(f"online RL in another process failed: {failed}", file=sys.stderr)
         return 1
     for name, setting in runs.items():
         if name not in results:
-            run = timed("online RL", online_rl, work, sft, sizes, args.seed, name, setting)
-            results[name] = (run, timed("evaluate", evaluate_model, run, sizes, args.seed))
+            run = timed("online RL", online_rl, bench, work, sft, sizes, args.seed, name,
+                        setting)
+            results[name] = (run, timed("evaluate", evaluate_model, bench, work, run, sizes,
+                                        args.seed))
     results = {name: results[name] for name in runs}
     wall = time.perf_counter() - started
 
-    print(f"TextCraft ({PROTOCOL} protocol), held-out split {sizes.test!r}; evaluation: "
-          f"greedy (temperature {EVAL_TEMPERATURE:g}), {sizes.eval_max_tokens} tokens per turn, "
+    print(f"{bench.title}, held-out split {sizes.test!r}; evaluation: "
+          + ("greedy" if sizes.eval_temperature == 0 else "sampled")
+          + f" (temperature {sizes.eval_temperature:g}), {sizes.eval_max_tokens} tokens per turn, "
           "one episode per task, 95% Wilson intervals")
     print(f"model: tiny Llama {sizes.layers} layers x {sizes.hidden}; rft {sizes.sft_steps} "
           f"steps on the oracle's {sizes.train} episodes; online-grpo {sizes.rl_steps} steps "

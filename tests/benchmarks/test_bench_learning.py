@@ -1,6 +1,6 @@
 """benchmarks/bench_learning.py --quick runs every stage (oracle collection, rft, evaluation,
-online-grpo, the ablations) on TextCraft at toy sizes and prints the before/after figures with
-their intervals and one ablation row per setting."""
+online-grpo, the ablations) on each of its envs (BabyAI, TextCraft) at toy sizes and prints the
+before/after figures with their intervals and one ablation row per setting."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ pytest.importorskip("trl", reason="the benchmark trains with colbench[train]")
 PERCENT = r"[\d.]+% \[ *[\d.]+, *[\d.]+\] +\(\d+/\d+\)"
 
 
-def test_the_quick_run_prints_before_after_and_the_ablation_table(tmp_path, capsys,
+@pytest.mark.parametrize("env", ["babyai", "textcraft"])
+def test_the_quick_run_prints_before_after_and_the_ablation_table(env, tmp_path, capsys,
                                                                    monkeypatch):
     # The script quiets the libraries through environment variables; restored afterwards.
     for name in ("TQDM_DISABLE", "HF_DATASETS_DISABLE_PROGRESS_BARS",
@@ -22,8 +23,9 @@ def test_the_quick_run_prints_before_after_and_the_ablation_table(tmp_path, caps
                  "TRL_EXPERIMENTAL_SILENCE"):
         monkeypatch.setenv(name, "false" if name == "TOKENIZERS_PARALLELISM" else "1")
     module = load_benchmark("bench_learning")
-    assert module.main(["--quick", "--workdir", str(tmp_path)]) == 0
+    assert module.main(["--quick", "--env", env, "--workdir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
+    assert out.startswith(module.BENCHES[env].title), out
     before = re.search(rf"after rft \(SFT\): +({PERCENT})", out)
     after = re.search(rf"after online RL \(main\): +({PERCENT})", out)
     assert before and after, out
@@ -42,8 +44,26 @@ def test_the_quick_run_prints_before_after_and_the_ablation_table(tmp_path, caps
                          r"online RL \d+ s, evaluations \d+ s; total \d+ s", out)
     assert recorded, out
     # Every stage is cached: a rerun trains nothing and prints the same figures.
-    assert module.main(["--quick", "--workdir", str(tmp_path)]) == 0
+    assert module.main(["--quick", "--env", env, "--workdir", str(tmp_path)]) == 0
     again = capsys.readouterr().out
     assert re.search(rf"after online RL \(main\): +({PERCENT})", again)[1] == after[1]
     # Reading a finished evaluation back keeps the seconds it took when it ran.
     assert recorded[0] in again, again
+
+
+def test_babyai_held_out_tasks_are_seeds_no_split_plays(tmp_path):
+    # The held-out set is its own seeds of the benchmark's levels: none of them is a train
+    # seed the oracle, the fine-tuning or online RL played.
+    from colbench.gyms.embodied.babyai.env import SPLIT_SEEDS
+    from colbench.tasks import TaskSet
+
+    bench = load_benchmark("bench_learning").BENCHES["babyai"]
+    split, kwargs = bench.split_kwargs(tmp_path, "heldout-3")
+    tasks = TaskSet.load(kwargs["tasks"])
+    assert len(tasks) == 3 * len(bench.env_kwargs["levels"])
+    assert {t.metadata["level"] for t in tasks} == set(bench.env_kwargs["levels"])
+    seeds = {t.metadata["seed"] for t in tasks}
+    assert not seeds & {s for r in SPLIT_SEEDS.values() for s in r}
+    assert "levels" not in kwargs
+    # The train split is the env's own, over the same levels.
+    assert bench.split_kwargs(tmp_path, "train") == ("train", bench.env_kwargs)
