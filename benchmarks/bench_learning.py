@@ -29,13 +29,18 @@ shared 2-core machine under test load):
 * With ``grpo`` (each episode's tokens averaged first), 64 steps at 5e-4 without the
   curriculum raised train rollout success from 0.57 to 0.79 (first and last quarter) and
   held-out success to 62.7% [57.9, 67.3] (251/400): the intervals still overlap, by under a
-  point. Greedy success fell to 52.5% on the first 200: greedy decoding still repeats an
-  action that failed ("go to red ball 1" while it is out of sight), which sampling escapes.
+  point; the same setting run again by this script (the "curriculum off" row) gave 58.0%
+  [53.1, 62.7] (232/400), so runs differ by several points. Greedy success fell to 52.5% on
+  the first 200: greedy decoding still repeats an action that failed ("go to red ball 1"
+  while it is out of sight), which sampling escapes.
+* The committed sizes' main run (64 steps, the curriculum: 32 steps at 5 turns, then 10)
+  ended at 48.8% [43.9, 53.6] (195/400), rollout success 0.50 -> 0.50; its two RL runs
+  and two evaluations took 14 minutes with ``--jobs 2``.
 * 128 steps with the curriculum (5 turns, then 10) collapsed after about 50 steps into
   messages that repeat "to" up to the token cap: held-out success 2.5% [1.4, 4.5].
 
-So online RL has not yet been shown to learn BabyAI's held-out tasks either; the sizes below
-are the 64-step setting, not yet measured with the curriculum and ablations end to end.
+So online RL has not yet been shown to learn BabyAI's held-out tasks either; the other two
+ablation rows have not been run with these sizes.
 
 **TextCraft** (``--env textcraft``) under ``--protocol agentgym`` (AgentGym's task indices;
 test: indices 0-99, all depth 1):
