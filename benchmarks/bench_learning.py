@@ -82,7 +82,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -117,7 +117,8 @@ class Sizes:
         each episode's tokens first, so every episode weighs the same.
     eval_max_tokens, eval_max_turns, eval_temperature:
         The evaluations' longest agent message (well past the oracle's, about 20 words, so
-        that a rambling model costs little time) and turn budget (None: the protocol's, 20).
+        that a rambling model costs little time), turn budget (None: the protocol's, 20) and
+        sampling temperature (0: greedy).
     """
 
     train: str
@@ -140,6 +141,11 @@ class Sizes:
     eval_temperature: float = 0.0
     rl_batch: int | None = None
     loss_type: str = "dapo"
+
+    @property
+    def step_episodes(self) -> int:
+        """Episodes per optimiser step: ``rl_batch``, else the whole rollout batch."""
+        return self.rl_batch or self.groups * self.generations
 
     def eval_dir(self, seed: int) -> str:
         """The folder name of an evaluation under these sizes (in the model's folder)."""
@@ -166,6 +172,9 @@ class Bench:
     heldout_seed:
         BabyAI only: split ``heldout-N`` plays seeds ``heldout_seed`` to ``heldout_seed + N -
         1`` of every level (seeds no split of the env plays).
+    extra_texts:
+        Texts of the env's vocabulary that the oracle's episodes may never write, for the
+        tiny tokenizer (None: none).
     """
 
     key: str
@@ -175,40 +184,35 @@ class Bench:
     full: Sizes
     quick: Sizes
     heldout_seed: int | None = None
+    extra_texts: Callable[[], list[str]] | None = None
 
     def split_kwargs(self, work: Path, split: str) -> tuple[str, dict[str, Any]]:
         """The split and env keyword arguments that play ``split`` (``heldout-N``: N held-out
         seeds per level, written as a task file under ``work``)."""
         if not split.startswith("heldout-") or self.heldout_seed is None:
             return split, dict(self.env_kwargs)
-        from colbench.gyms.embodied.babyai.levels import LEVELS
-        from colbench.tasks import Task, TaskSet
+        from colbench.gyms.embodied.babyai.env import babyai_tasks
+        from colbench.tasks import TaskSet
 
         levels = self.env_kwargs["levels"]
         seeds = range(self.heldout_seed, self.heldout_seed + int(split.split("-")[1]))
-        tasks = [Task(id=f"babyai/{level}/{seed}", suite="babyai", split="heldout",
-                      prompt=f"BabyAI level {level}, seed {seed} (held out).",
-                      privileged={"level": LEVELS[level], "seed": seed},
-                      metadata={"level": level, "seed": seed})
-                 for seed in seeds for level in levels]
         path = work / f"heldout-{'+'.join(levels)}-{seeds.start}-{seeds.stop - 1}.jsonl"
         if not path.is_file():
-            TaskSet("heldout", tasks).save(path)
+            TaskSet("heldout", babyai_tasks("heldout", seeds, levels)).save(path)
         return "test", {k: v for k, v in self.env_kwargs.items() if k != "levels"} | {
             "tasks": str(path)}
 
-    def book_texts(self) -> list[str]:
-        """Texts of the env's vocabulary that the oracle's episodes may never write (for the
-        tiny tokenizer)."""
-        if self.key != "textcraft":
-            return []
-        from colbench.gyms.craft.recipes import display_name, load_recipe_book
 
-        book = load_recipe_book()
-        items = sorted(set(book.recipes) | set(book.raw) | set(book.tags))
-        return ([display_name(item) for item in items]
-                + [f"Goal: craft {display_name(item)}." for item in items]
-                + [recipe.command() for recipes in book.recipes.values() for recipe in recipes])
+def recipe_book_texts() -> list[str]:
+    """TextCraft's recipe book as the game writes it: every item's name, its goal line and
+    every crafting command."""
+    from colbench.gyms.craft.recipes import display_name, load_recipe_book
+
+    book = load_recipe_book()
+    items = sorted(set(book.recipes) | set(book.raw) | set(book.tags))
+    return ([display_name(item) for item in items]
+            + [f"Goal: craft {display_name(item)}." for item in items]
+            + [recipe.command() for recipes in book.recipes.values() for recipe in recipes])
 
 
 #: Four single-room BabyAI level families: go to the red ball (among grey distractors, or
@@ -233,7 +237,7 @@ BENCHES: dict[str, Bench] = {
                     eval_temperature=1.0, loss_type="grpo")),
     "textcraft": Bench(
         key="textcraft", title="TextCraft (agentgym protocol)", env_id="colbench/TextCraft-v0",
-        env_kwargs={"protocol": "agentgym"},
+        env_kwargs={"protocol": "agentgym"}, extra_texts=recipe_book_texts,
         full=Sizes(train="100-543", rl_train="100-124", test="test", layers=4, hidden=128,
                    sft_steps=600, sft_lr=3e-3, sft_max_length=1024, rl_steps=16, rl_lr=2e-4,
                    groups=4, generations=8, rl_max_tokens=32, horizon_stages=(5, 10),
@@ -313,7 +317,8 @@ def lexicon(bench: Bench, data: Path) -> list[str]:
         texts.append(record["system_prompt"] or "")
         for turn in record["turns"]:
             texts += [turn["observation"], turn["action"], turn["next_observation"] or ""]
-    texts += bench.book_texts()
+    if bench.extra_texts is not None:
+        texts += bench.extra_texts()
     return [text for text in texts if text.strip()]
 
 
@@ -354,7 +359,7 @@ def rl_config(bench: Bench, work: Path, sizes: Sizes, seed: int, setting: dict[s
     return OnlineGRPOConfig(
         envs=[bench.env_id], env_kwargs=kwargs, split=split,
         max_steps=sizes.rl_steps, learning_rate=sizes.rl_lr, lr_scheduler_type="constant",
-        per_device_train_batch_size=sizes.rl_batch or sizes.groups * sizes.generations,
+        per_device_train_batch_size=sizes.step_episodes,
         num_generations=sizes.generations, generation_batch_size=sizes.groups * sizes.generations,
         concurrency=sizes.groups * sizes.generations, temperature=1.0,
         max_new_tokens=sizes.rl_max_tokens, reward_metric="success", overlap=False,
@@ -385,8 +390,8 @@ def rl_label(sizes: Sizes) -> str:
 
 def evaluate_model(bench: Bench, work: Path, model: Path, sizes: Sizes, seed: int
                    ) -> Success:
-    """Held-out success of ``model`` on ``split`` (one greedy episode per task); a finished
-    evaluation in ``model``'s folder is read back."""
+    """Held-out success of ``model`` on ``sizes.test`` (one episode per task, at
+    ``sizes.eval_temperature``); a finished evaluation in ``model``'s folder is read back."""
     from colbench.models.base import SamplingParams
     from colbench.runner import EvalConfig, evaluate
     from colbench.stats import wilson_interval
@@ -539,8 +544,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"model: tiny Llama {sizes.layers} layers x {sizes.hidden}; rft {sizes.sft_steps} "
           f"steps on the oracle's {sizes.train} episodes; online-grpo on {sizes.rl_train}: "
           f"rollout batches of {sizes.groups} tasks x {sizes.generations} episodes, "
-          f"{sizes.rl_steps} optimiser steps of "
-          f"{sizes.rl_batch or sizes.groups * sizes.generations} episodes, learning rate "
+          f"{sizes.rl_steps} optimiser steps of {sizes.step_episodes} episodes, learning rate "
           f"{sizes.rl_lr:g}, loss {sizes.loss_type}")
     print(f"  after rft (SFT):        {before.text()}")
     if "main" in results:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
 from colbench.env import Outcome, TextEnv
@@ -94,18 +94,24 @@ def load_babyai_tasks(split: str = "test", levels: tuple[str, ...] = tuple(LEVEL
     tasks span every level."""
     if split not in SPLIT_SEEDS:
         raise ConfigError(f"unknown BabyAI split {split!r}: use one of {', '.join(SPLIT_SEEDS)}")
+    name = "babyai-" + split + ("" if levels == tuple(LEVELS) else "-" + "+".join(levels))
+    return TaskSet(name, babyai_tasks(split, SPLIT_SEEDS[split], levels))
+
+
+def babyai_tasks(split: str, seeds: Iterable[int], levels: Sequence[str]) -> list[Task]:
+    """Tasks of ``levels`` for each of ``seeds``, interleaved across levels, less the train
+    tasks the oracle cannot solve; ``split`` is the name the tasks carry (a set of one's own
+    seeds, such as a held-out set, plays through the env's ``tasks`` argument)."""
     unknown = [lv for lv in levels if lv not in LEVELS]
     if unknown:
         raise ConfigError(f"unknown BabyAI level(s) {unknown}; known: {', '.join(LEVELS)}")
-    tasks = [Task(id=f"babyai/{level}/{seed}", suite="babyai", split=split,
-                  prompt=(f"BabyAI level {level} ({LEVELS[level]}), seed {seed}. The mission "
-                          "is given in the first observation."),
-                  privileged={"level": LEVELS[level], "seed": seed},
-                  metadata={"level": level, "seed": seed})
-             for seed in SPLIT_SEEDS[split] for level in levels
-             if seed not in UNSOLVED_TRAIN_SEEDS.get(level, ())]
-    name = "babyai-" + split + ("" if levels == tuple(LEVELS) else "-" + "+".join(levels))
-    return TaskSet(name, tasks)
+    return [Task(id=f"babyai/{level}/{seed}", suite="babyai", split=split,
+                 prompt=(f"BabyAI level {level} ({LEVELS[level]}), seed {seed}. The mission "
+                         "is given in the first observation."),
+                 privileged={"level": LEVELS[level], "seed": seed},
+                 metadata={"level": level, "seed": seed})
+            for seed in seeds for level in levels
+            if seed not in UNSOLVED_TRAIN_SEEDS.get(level, ())]
 
 
 class BabyAIEnv(TextEnv):
