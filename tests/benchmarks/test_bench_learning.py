@@ -31,15 +31,18 @@ def test_the_quick_run_prints_before_after_and_the_ablation_table(env, tmp_path,
     assert before and after, out
     assert re.search(r"verdict: (better|WORSE): the 95% intervals do not overlap|"
                      r"verdict: intervals overlap", out), out
+    runs = module.BENCHES[env].runs()
     rows = {name: re.search(rf"^{re.escape(name)} +(on|off) +(0\.00|0\.25) +(off|env) +.*"
                             rf"{PERCENT}", out, re.M)
-            for name in ("main", *module.ABLATIONS)}
+            for name in runs}
     assert all(rows.values()), out
-    # Each ablation changes exactly its one setting of the main run.
-    assert rows["main"].groups() == ("on", "0.00", "off")
-    assert rows["curriculum off"].groups() == ("off", "0.00", "off")
-    assert rows["cross-policy p=0.25"].groups() == ("on", "0.25", "off")
-    assert rows["task normalisation env"].groups() == ("on", "0.00", "env")
+    # Each row shows its run's settings, and each ablation changes exactly one of the main
+    # run's.
+    for name, setting in runs.items():
+        assert rows[name].groups() == ("on" if setting["curriculum"] else "off",
+                                       f"{setting['cross_policy_prob']:.2f}",
+                                       setting["task_normalisation"]), name
+        assert sum(setting[k] != runs["main"][k] for k in setting) == (name != "main"), name
     recorded = re.search(r"wall time each stage took when it ran: fine-tune \d+ s, "
                          r"online RL \d+ s, evaluations \d+ s; total \d+ s", out)
     assert recorded, out
@@ -67,3 +70,20 @@ def test_babyai_held_out_tasks_are_seeds_no_split_plays(tmp_path):
     assert "levels" not in kwargs
     # The train split is the env's own, over the same levels.
     assert bench.split_kwargs(tmp_path, "train") == ("train", bench.env_kwargs)
+
+
+def test_each_ablation_flips_one_setting_of_the_bench_main_run(capsys):
+    module = load_benchmark("bench_learning")
+    default = module.ablations(module.MAIN)
+    assert default == {"curriculum off": {"curriculum": False},
+                       "cross-policy p=0.25": {"cross_policy_prob": 0.25},
+                       "task normalisation env": {"task_normalisation": "env"}}
+    flipped = module.ablations({"curriculum": False, "cross_policy_prob": 0.25,
+                                "task_normalisation": "env"})
+    assert flipped == {"curriculum on": {"curriculum": True},
+                       "cross-policy p=0": {"cross_policy_prob": 0.0},
+                       "task normalisation off": {"task_normalisation": "off"}}
+    # --runs names the bench's own runs; one it does not have is refused by name.
+    with pytest.raises(SystemExit):
+        module.main(["--env", "babyai", "--runs", "main,curriculum sideways"])
+    assert "curriculum sideways" in capsys.readouterr().err
