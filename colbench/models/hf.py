@@ -46,6 +46,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
+import contextlib
 import os
 import queue
 import threading
@@ -417,7 +418,12 @@ class HFChatModel(BatchedChatModel):
             kwargs["stopping_criteria"] = StoppingCriteriaList(
                 [_StopStrings(self.tokenizer, params.stop, width)])
         devices = [self.device.index or 0] if self.device.type == "cuda" else []
-        with torch.inference_mode(), torch.random.fork_rng(devices=devices):
+        # A seeded call samples from its own stream and leaves the global one as it was; an
+        # unseeded call draws from the global stream, which must advance: restoring it after
+        # every call would hand every call the same random numbers, so each turn of an
+        # episode (and each episode alone in its batch) would repeat the same draw.
+        with torch.inference_mode(), (contextlib.nullcontext() if params.seed is None else
+                                      torch.random.fork_rng(devices=devices)):
             if params.seed is not None:
                 torch.manual_seed(params.seed)
             out = self.model.generate(**kwargs)

@@ -146,6 +146,15 @@ def test_seeded_sampling_is_reproducible(model):
     assert [o.token_ids for o in first] != [o.token_ids for o in greedy]
 
 
+def test_unseeded_sampling_draws_afresh_on_every_call(model):
+    # One conversation alone in its batch, sampled five times without a seed: a random tiny
+    # model's next-token distribution is nearly flat, so five equal 10-token replies would
+    # mean every call replayed the same random numbers (each turn of an episode the same draw).
+    params = SamplingParams(max_tokens=10, temperature=1.0, logprobs=True)
+    replies = [tuple(model.generate(CONVS[:1], params)[0].token_ids) for _ in range(5)]
+    assert len(set(replies)) > 1, replies
+
+
 def test_concurrent_agenerate_calls_share_batches(model):
     expected = [o.text for o in model.generate(CONVS, GREEDY)]
     before = len(model.batcher.batch_sizes)
