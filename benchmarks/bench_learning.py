@@ -11,36 +11,46 @@ sampling (p = 0.25 against a stale snapshot) and task normalisation (off / env).
 
 **BabyAI** (``--env babyai``, the default): four single-room level families (GoToRedBall,
 GoToRedBallGrey, GoToObj, OpenDoor) under colbench's protocol. Train: the env's train split
-(250 seeds per level); held out: seeds 2,000,000-2,000,099 of each level (400 tasks, seeds
+(250 seeds per level); held out: seeds 2,000,000-2,000,199 of each level (800 tasks, seeds
 no split plays: new layouts of the same missions). Evaluations sample at temperature 1 (the
 rollouts' decoding, and AgentGym-RL's evaluation setting), 10 turns, 12 tokens per message.
-``rft`` 500 steps; RL with four updates per rollout batch of 4 tasks x 8 episodes
-(``rl_batch`` 8) and TRL's per-episode loss (``loss_type: grpo``). Measured (seed 0, a
-shared 2-core machine under test load):
+``rft`` 200 steps; RL 64 steps with four updates per rollout batch of 4 tasks x 8 episodes
+(``rl_batch`` 8), learning rate 5e-4 and TRL's per-episode loss (``loss_type: grpo``). The
+main run has no horizon curriculum (the ablations flip one setting each). Measured (seed 0,
+2 cores, 22 minutes end to end with ``--jobs 2``)::
 
-* after ``rft``: 54.0% [49.1, 58.8] of the 400 held-out tasks sampled (216/400); greedy,
-  60.5% of the first 200. The mission-reading families (GoToLocal, PickupLoc, GoToObjDoor)
-  did not learn: 500-1,200 ``rft`` steps left the model writing one object whatever the
-  mission named (6-15% held out).
-* TRL's default loss (``dapo``: a mean over every token of the batch) lets a failed
-  10-turn episode outweigh eight 1-turn successes: at learning rate 5e-4 with four updates
-  per batch, 64 steps took greedy held-out success from 60.5% to 8.0% (1e-3: 19.0%); one
-  update per batch at 2e-4 for 16 steps left it at 61.5%.
-* With ``grpo`` (each episode's tokens averaged first), 64 steps at 5e-4 without the
-  curriculum raised train rollout success from 0.57 to 0.79 (first and last quarter) and
-  held-out success to 62.7% [57.9, 67.3] (251/400): the intervals still overlap, by under a
-  point; the same setting run again by this script (the "curriculum off" row) gave 58.0%
-  [53.1, 62.7] (232/400), so runs differ by several points. Greedy success fell to 52.5% on
-  the first 200: greedy decoding still repeats an action that failed ("go to red ball 1"
-  while it is out of sight), which sampling escapes.
-* The committed sizes' main run (64 steps, the curriculum: 32 steps at 5 turns, then 10)
-  ended at 48.8% [43.9, 53.6] (195/400), rollout success 0.50 -> 0.50; its two RL runs
-  and two evaluations took 14 minutes with ``--jobs 2``.
-* 128 steps with the curriculum (5 turns, then 10) collapsed after about 50 steps into
-  messages that repeat "to" up to the token cap: held-out success 2.5% [1.4, 4.5].
+    after rft (SFT):         61.3% [57.8, 64.6]  (490/800)
+    after online RL (main):  70.5% [67.2, 73.6]  (564/800)
+    verdict: better: the 95% intervals do not overlap
 
-So online RL has not yet been shown to learn BabyAI's held-out tasks either; the other two
-ablation rows have not been run with these sizes.
+    run                      curriculum      p task norm  rollout success  held-out success
+    main                     off          0.00 off        0.63 -> 0.72      70.5% [67.2, 73.6]
+    curriculum on            on           0.00 off        0.49 -> 0.70      61.9% [58.5, 65.2]
+    cross-policy p=0.25      off          0.25 off        0.60 -> 0.63      58.1% [54.7, 61.5]
+    task normalisation env   off          0.00 env        0.62 -> 0.79      70.5% [67.2, 73.6]
+
+What the rows say:
+
+* The curriculum (32 steps at 5 turns, then 10) spends half the run on episodes cut at 5
+  turns, which lose about a fifth of the successes 10 turns allow (rollout success 0.49
+  against 0.63 at the start), and ends where it began.
+* Cross-policy sampling against a stale snapshot (refreshed every 21 steps) holds rollout
+  success back (0.60 -> 0.63) and ends below the start: a quarter of the turns come from an
+  older policy, corrected by a clipped importance ratio.
+* With one env, task normalisation is one z-score over the whole batch's advantages
+  (weighted by loss tokens): a small shift and a rescaling, which Adam mostly undoes. The
+  two runs diverge (the same actions in 54 of the 800 held-out episodes) and end at the
+  same count by coincidence.
+
+Earlier measurements on these levels: TRL's default loss (``dapo``: a mean over every token of
+the batch) lets a failed 10-turn episode outweigh eight 1-turn successes: from 500 ``rft``
+steps, at learning rate 5e-4 with four updates per batch, 64 steps took greedy held-out
+success from 60.5% to 8.0% (1e-3: 19.0%). With the curriculum, 128 ``grpo`` steps collapsed
+after about 50 into messages that repeat "to" up to the token cap. The mission-reading
+families (GoToLocal, PickupLoc, GoToObjDoor) did not learn: 500-1,200 ``rft`` steps left the
+model writing one object whatever the mission named. (Sampled figures measured before
+commit 3950402 are not comparable: ``hf:`` replayed the same random numbers on every
+unseeded call.)
 
 **TextCraft** (``--env textcraft``) under ``--protocol agentgym`` (AgentGym's task indices;
 test: indices 0-99, all depth 1):
