@@ -559,25 +559,21 @@ def main(argv: Sequence[str] | None = None) -> int:
          "--runs", ",".join(share)], stdout=subprocess.DEVNULL) for share in shares[1:] if share]
     before = (None if args.worker
               else timed("evaluate", evaluate_model, bench, work, sft, sizes, args.seed))
-    results: dict[str, tuple[Path, Success]] = {}
-    for name in shares[0]:
+
+    def train_and_evaluate(name: str) -> tuple[Path, Success]:
         run = timed("online RL", online_rl, bench, work, sft, sizes, args.seed, name,
                     runs[name])
-        results[name] = (run, timed("evaluate", evaluate_model, bench, work, run, sizes,
-                                    args.seed))
+        return run, timed("evaluate", evaluate_model, bench, work, run, sizes, args.seed)
+
+    results = {name: train_and_evaluate(name) for name in shares[0]}
     failed = [process.args for process in others if process.wait() != 0]
     if failed:
         print(f"online RL in another process failed: {failed}", file=sys.stderr)
         return 1
-    for name, setting in runs.items():
-        if name not in results:
-            run = timed("online RL", online_rl, bench, work, sft, sizes, args.seed, name,
-                        setting)
-            results[name] = (run, timed("evaluate", evaluate_model, bench, work, run, sizes,
-                                        args.seed))
+    # The other processes' runs are read back from the cache (trained here if one is not).
+    results = {name: results.get(name) or train_and_evaluate(name) for name in runs}
     if before is None:
         return 0
-    results = {name: results[name] for name in runs}
     wall = time.perf_counter() - started
 
     print(f"{bench.title}, held-out split {sizes.test!r}; evaluation: "
